@@ -1,0 +1,43 @@
+"""prefmem-toolkit: simulated users with hidden preferences, rule learning, drift, memory gating.
+
+The public surface is re-exported here lazily (PEP 562), so ``import toolkit`` stays cheap
+and nothing runs at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # gateway
+    "Gateway": "toolkit.llm", "ChatModel": "toolkit.llm", "StructuredRequest": "toolkit.llm",
+    "Outcome": "toolkit.llm", "parse_model": "toolkit.llm", "load_prompt": "toolkit.llm",
+    # runs and results
+    "RunContext": "toolkit.runs", "Result": "toolkit.diagnostics.result",
+    "reproduce": "toolkit.api", "compare_rows": "toolkit.diagnostics.result",
+    # data
+    "Profile": "toolkit.profiles", "Preference": "toolkit.profiles",
+    "load_profile": "toolkit.profiles", "load_profiles": "toolkit.profiles",
+    "read_jsonl": "toolkit.datasets.jsonl", "write_jsonl": "toolkit.datasets.jsonl",
+    "paper_figures": "toolkit.paper",
+    # metrics
+    "confusion": "toolkit.metrics", "bootstrap_ci": "toolkit.metrics", "wilson_ci": "toolkit.metrics",
+    "mean_std": "toolkit.metrics", "micro_macro": "toolkit.metrics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
