@@ -383,7 +383,7 @@ class ChatModel:
                 wait = retry_after_seconds(getattr(exc.response, "headers", None))
                 if wait is not None:
                     wait = min(wait, g.retry_after_cap)
-            except (openai.APITimeoutError, asyncio.TimeoutError, TimeoutError):
+            except (openai.APITimeoutError, TimeoutError):
                 last = f"timed out after {timeout:.1f}s"
             except openai.APIConnectionError as exc:
                 last = f"connection error: {_redact(str(exc), self.spec.api_key)[:200]}"

@@ -1,0 +1,1 @@
+"""TellOnce's learner: cue grammar, correction admission and rule extraction (and resolution)."""

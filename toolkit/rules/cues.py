@@ -1,0 +1,440 @@
+"""A cue grammar for corrections: duration, scope, activation, exceptions, vagueness, friction.
+
+:func:`parse_cues` reads one user message and returns a frozen :class:`Cues`. It is the shared,
+model-free reading of a correction used by admission (issue 4) and resolution (issue 5); the
+field names are a stable interface (fields may be added, never renamed or removed).
+
+Every span the grammar relies on is returned in ``Cues.quotes`` as an exact substring of the
+message, so downstream decisions can always be grounded in the user's own words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Cues", "parse_cues", "Span"]
+
+_F = re.IGNORECASE
+
+# -- lexicons (regular expressions over the raw message) --------------------------------------
+_TASK_NOUNS = (
+    r"(?:task|change|changeset|change ?set|pr|pull request|mr|merge request|commit|ticket|issue|"
+    r"bug|bugfix|fix|hotfix|patch|diff|branch|feature|refactor(?:ing)?|migration|release|run|"
+    r"session|request|story|sprint|iteration|assignment|job|one|case|instance|edit|update|"
+    r"version|draft|round|attempt|delivery|submission|review|deploy(?:ment)?|rollout|spike|"
+    r"experiment|prototype|demo|pass|cleanup|clean-up|rewrite|upgrade|port|ask|exercise|work item)"
+)
+_PROJECT_NOUNS = (
+    r"(?:project|repo|repository|codebase|code base|code-base|monorepo|mono-repo|workspace|"
+    r"service|package|library|app|application|product|team)"
+)
+
+_LASTING = [
+    r"\bfrom now on(?:wards?)?\b|\bfrom here on(?: out)?\b|\bfrom this point (?:on|forward)\b",
+    r"\bgoing forward\b", r"\bmoving forward\b", r"\bhenceforth\b", r"\bhereafter\b",
+    r"\bin (?:the )?future\b", r"\bfor (?:all )?future\b", r"\bfuture (?:tasks?|work|changes?|PRs?|"
+    r"sessions?|projects?|requests?|code)\b",
+    r"\balways\b", r"\bnever\b(?! mind)", r"\bdon'?t ever\b", r"\bdo not ever\b",
+    r"\bevery (?:single )?time\b", r"\beach time\b", r"\bany ?time\b", r"\bwhenever\b",
+    r"\bin general\b", r"\bgenerally\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
+    r"\bby default\b", r"\bat all times\b", r"\bpermanently\b", r"\bfor good\b",
+    r"\bas a matter of course\b", r"\bstanding (?:rule|instruction|order)\b",
+    r"\bon (?:every|all|each) (?:\w+ ){0,2}(?:tasks?|changes?|commits?|prs?|pull requests?|"
+    r"projects?|repos?|sessions?|files?)\b",
+    r"\b(?:for|in|across) (?:all|every|each|any) (?:(?:of )?(?:my|our|your|the) )?(?:future )?"
+    r"(?:tasks?|changes?|commits?|prs?|pull requests?|projects?|repos?|repositories|sessions?|work|"
+    r"code|codebases?)\b",
+    r"\bremember (?:to|that|this)\b", r"\bkeep in mind\b", r"\bdon'?t forget (?:to|that)\b",
+    r"\bmake (?:it|this|that) a (?:habit|rule|default)\b", r"\bthe rule is\b",
+    r"\bI (?:always|never) want\b", r"\bnext time\b", r"\bfrom today\b", r"\bevery(?:thing)? you\b",
+    r"\bas a standard\b", r"\bstandard practice\b", r"\bfrom here on\b",
+]
+_FRICTION = [
+    r"\bI (?:keep|kept) (?:having to |needing to )?(?:tell|telling|ask|asking|remind|reminding|"
+    r"say|saying|repeat|repeating|correct|correcting|fix|fixing|mention|mentioning|point|pointing)"
+    r"(?: (?:out|you|it|this|that|the same thing))*(?: (?:this|that|again))?\b",
+    r"\bhow many times\b", r"\bfor the (?:\w+ )?(?:hundredth|umpteenth|nth|tenth|fifth|third|"
+    r"fourth|last|millionth|thousandth) time\b",
+    r"\bI(?:'ve| have)? (?:already )?(?:told|asked|said|mentioned|reminded|explained) (?:you )?"
+    r"(?:this |that |about this |about that )?(?:before|already|multiple times|many times|"
+    r"several times|repeatedly|a (?:few|couple of|dozen|million) times|over and over|again)",
+    r"\bagain and again\b", r"\bover and over\b", r"\byet again\b", r"\bonce again\b",
+    r"\byou keep (?:on )?\w+ing\b", r"\byou (?:always|still|again|constantly|repeatedly) "
+    r"(?:forget|forgot|miss|skip|leave|ignore|do|add|use|break)\w*\b",
+    r"\brepeat(?:ing)? myself\b", r"\bas I(?:'ve| have)? (?:said|told you|mentioned) (?:before|"
+    r"already|earlier)\b", r"\blike I (?:said|told you) (?:before|already)\b",
+    r"\bevery single time\b", r"\bI shouldn'?t have to (?:keep|tell|remind|say)\b",
+    r"\b(?:stop|quit) making me\b", r"\bI'?m tired of (?:telling|reminding|asking|saying)\b",
+    r"\b(?:same|this) (?:mistake|thing|problem) (?:again|keeps)\b", r"\bkeeps? happening\b",
+    r"\b(?:keep|kept) coming up\b", r"\bI'?m getting tired\b", r"\btired of (?:having|repeating)\b",
+    r"\bnot the first time\b",
+]
+_TEMPORARY = [
+    r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
+    r"\bfor now\b", r"\bfor the (?:moment|time being|time)\b(?! being\w)", r"\bright now\b",
+    r"\btemporar(?:y|ily)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"\bjust here\b",
+    r"\bonly here\b", r"\bjust for now\b", r"\bin this (?:one |particular )?(?:instance|case)\b",
+    r"\b(?:for|in|on|with|within|to|during) (?:this|the current|the present|this particular|"
+    r"this one|this specific|the) " + _TASK_NOUNS + r"\b(?: (?:only|alone))?",
+    r"\bthis " + _TASK_NOUNS + r" (?:only|alone)\b",
+    r"\bonly (?:for|in|on) this\b", r"\bjust (?:for|in|on) this\b",
+    r"\buntil (?:further notice|we|I|the|this|it)\b", r"\bnot (?:a|as a) (?:general |lasting |"
+    r"permanent )?rule\b", r"\bone-?off\b", r"\b(?:does|do)n'?t (?:need to )?(?:make|turn) (?:it|this)"
+    r" (?:into )?a (?:rule|habit)\b", r"\bnot (?:in )?general\b",
+]
+_VAGUE = [
+    r"\bsometimes\b", r"\boccasionally\b", r"\bfrom time to time\b", r"\bevery (?:so often|now "
+    r"and then)\b", r"\bnow and (?:then|again)\b", r"\bonce in a while\b", r"\bhere and there\b",
+    r"\bat times\b", r"\bon occasion\b", r"\bwhen(?:ever)? (?:it|that|this) (?:seems|feels|looks|"
+    r"sounds) (?:right|appropriate|useful|helpful|good|sensible|reasonable|needed|necessary|"
+    r"worth(?:while)?|relevant|fitting|ok|okay|like a good idea)\b",
+    r"\bif (?:it|that|this) (?:makes sense|seems|feels|looks|sounds)\b",
+    r"\bwhen(?:ever)? (?:it|that|this) makes sense\b", r"\bwhere (?:it|that|this) makes sense\b",
+    r"\b(?:when|where|if|as) (?:appropriate|needed|necessary|relevant|suitable|sensible|"
+    r"warranted|useful|helpful|applicable|fitting|reasonable|it fits)\b",
+    r"\bwhere(?:ver)? (?:appropriate|needed|relevant|useful|helpful|sensible|possible|it helps|"
+    r"it fits|it matters)\b",
+    r"\bwhen(?:ever)? (?:it(?:'s| is) )?(?:useful|helpful|relevant|appropriate|sensible|"
+    r"warranted|worth it|worthwhile|reasonable)\b",
+    r"\b(?:if|when(?:ever)?) you (?:think|feel|find|judge|believe|deem|reckon)\b",
+    r"\b(?:use|at) your (?:own )?(?:judg(?:e)?ment|discretion)\b",
+    r"\bdepending on (?:the )?(?:situation|context|circumstances|case)\b",
+    r"\bin (?:some|certain) (?:cases|situations|circumstances|contexts)\b",
+    r"\bwhen(?:ever)? (?:it|that|this) (?:matters|helps|is worth it|counts|fits)\b",
+    r"\bif you feel like it\b", r"\bwhen you get (?:a|the) chance\b", r"\bat some point\b",
+    r"\b(?:when|if) (?:the )?(?:situation|context|moment) (?:calls for it|requires|is right)\b",
+    r"\bwhen (?:the time is right|it counts)\b", r"\bevery once in a while\b",
+    r"\bif (?:it'?s|it is) (?:worth it|useful|helpful|a good idea|appropriate|relevant|needed|"
+    r"necessary|reasonable|sensible)\b", r"\b(?:if|when) (?:it|that) (?:seems|feels) (?:\w+ ?)+?\b",
+    r"\bwhen(?:ever)? (?:it(?:'s| is)|things are) (?:a good (?:time|idea|fit)|the right time)\b",
+    r"\bmaybe\b", r"\bperhaps\b", r"\b(?:might|could) (?:want to|be (?:nice|good|worth))\b",
+    r"\bit (?:would|'d) be (?:nice|good|great) (?:if|to)\b", r"\bin the right (?:cases|situations|"
+    r"circumstances|spots?|places?)\b", r"\bin the appropriate\b", r"\bthe right (?:moment|time)\b",
+    r"\bwhen (?:it is|it's) called for\b", r"\bas you see fit\b", r"\bif you see fit\b",
+]
+_RETRACTION = [
+    r"\bstop doing\b", r"\b(?:you can|feel free to|please) stop\b", r"\bno longer\b",
+    r"\banymore\b", r"\bany more\b(?= *[.!,;]|$)", r"\bforget (?:about )?(?:the|that|my|this) "
+    r"(?:earlier |old |previous )?(?:rule|preference|instruction|request)\b",
+    r"\b(?:drop|scrap|remove|delete|cancel|retract|undo|lift) (?:the|that|my|this) (?:earlier |old |"
+    r"previous )?(?:rule|preference|instruction|requirement)\b",
+    r"\b(?:ignore|disregard) (?:what I said|my (?:earlier|previous|old))\b",
+    r"\bnot (?:necessary|needed|required) any ?more\b", r"\bthat rule (?:is|no longer)\b",
+]
+_PREFERENCE = [
+    r"\bI (?:really |strongly |generally |usually |much )?(?:prefer|like|love|enjoy|dislike|hate|"
+    r"avoid|can'?t stand|don'?t (?:like|want|enjoy|care for|eat|drink|use))\b",
+    r"\bI(?:'m| am) (?:a |an )?(?:vegan|vegetarian|allergic|lactose|gluten|not a fan|a fan|into|"
+    r"afraid|scared|terrified|sensitive|intolerant|on a|trying to|allergic|against|more of)\b",
+    r"\bmy (?:preference|rule|style|taste)\b", r"\bI want (?:my|all|every|things)\b",
+    r"\bI(?:'d| would) (?:rather|prefer)\b", r"\bI(?:'m| am) not (?:a fan|into|comfortable|keen)\b",
+    r"\bI (?:only|never|always|usually|mostly|tend to|try to|can only|cannot|can'?t|follow|have|"
+    r"need|must)\b",
+]
+# explicit project / repository scope ("in this repo", "in the billing-api project")
+_PROJECT_SCOPE = [
+    r"\b(?:in|for|across|within|throughout|on|to) (?:this|our|the|my) (?:current )?"
+    + _PROJECT_NOUNS + r"\b(?!-wide)(?: only)?",
+    r"\b(?:in|for|across|within|throughout|on) (?:the |our |my )?(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
+    r" (?:project|repo|repository|codebase|monorepo|service|package|app)\b",
+    r"\b(?:in|for|across|within|throughout|on) (?:the )?(?:project|repo|repository|codebase) "
+    r"(?P<name2>`?[A-Za-z0-9_][\w.\-/]*`?)",
+    r"\b(?:project|repo|repository|codebase)[- ]wide\b", r"\bthis " + _PROJECT_NOUNS + r"'s\b",
+    r"\b(?:this|our) (?:project|repo|repository|codebase)\b",
+]
+_GLOBAL_SCOPE = [
+    r"\b(?:in|across|for) (?:all|every|any|each) (?:(?:of )?(?:my|our|your|the) )?(?:projects?|repos?|"
+    r"repositories|codebases?)\b", r"\beverywhere\b", r"\bno matter (?:the|which|what) (?:project|"
+    r"repo|codebase)\b", r"\bregardless of (?:the )?(?:project|repo|codebase)\b", r"\bglobally\b",
+]
+# clause openers that introduce an activating condition (the rule fires only then)
+_CONDITION_OPENERS = (
+    r"(?:whenever|every time|each time|any ?time|in (?:any |all )?cases? (?:where|when)|"
+    r"as soon as|once|when(?:ever)?|if|provided that|on any|in situations where|"
+    r"for (?:any|every|each) (?:\w+ ){0,2}(?:that|which|where)|"
+    r"when(?:ever)? (?:you(?:'re| are)? )?(?:working|editing|touching|changing|modifying|adding|"
+    r"writing|creating|opening|reviewing|updating|deleting|removing|renaming|bumping|deploying))"
+)
+_FILE_NOUNS = (
+    r"(?:files?|modules?|scripts?|tests?|test suites?|functions?|classes?|endpoints?|routes?|"
+    r"migrations?|notebooks?|components?|queries|query|schemas?|templates?|stylesheets?|configs?|"
+    r"configuration files?|handlers?|models?|views?|controllers?|packages?|crates?|docs?|"
+    r"documentation|dockerfiles?|workflows?|pipelines?|jobs?|apis?|code|sql|markdown|yaml|json|"
+    r"directories|directory|folders?)"
+)
+_CONDITION_RESTRICT = (
+    r"\b(?:for|in|on|to|within|inside|under|with) (?:any |all |every |each |the |our )?"
+    r"(?!this |that |these |those )(?:[\w.*/`'-]+ ){1,3}" + _FILE_NOUNS + r"\b"
+)
+_EXCEPTION = (
+    r"\b(?:unless|except(?: (?:when|for|in|if|on|where|that))?|excepting|other than|apart from|"
+    r"excluding|with the exception of|but not (?:for|when|in|on|if)|save for|barring|"
+    r"as long as it(?:'s| is) not)\b"
+)
+_POLITE = (
+    r"^(?:(?:ok(?:ay)?|so|also|and|hey|look|listen|note|fyi|btw|right|well|alright|again|"
+    r"seriously|honestly|ugh|sigh|yes|no|hmm|please|pls|kindly)\b[\s,:;!.-]*)+"
+)
+_LEAD_INS = (
+    r"^(?:(?:can|could|would|will) you(?: please)?|i(?:'d| would) like (?:you )?to|"
+    r"i want (?:you )?to|i need (?:you )?to|make sure (?:that |to |you )?|be sure to|"
+    r"remember to|don'?t forget to|keep in mind (?:that )?|please|you should|you must|"
+    r"you need to|you have to|you'?ve got to|the rule is(?: that)?|i expect (?:you )?to|"
+    r"try to|going forward|from now on)\b[\s,:]*"
+)
+_SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\s+[-\u2013\u2014]+\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A cue occurrence: its kind and exact character offsets in the message."""
+
+    kind: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Cues:
+    """What the cue grammar reads in one message (stable interface; see module docstring).
+
+    ``lasting``/``temporary``: duration cues. ``scope``: ``"project"`` when an explicit
+    project/repository scope is named, ``"global"`` when a lasting rule names no project (or says
+    everywhere), ``None`` when nothing lasting or scoped is said. ``condition``/``exception``: the
+    activating and excepting clauses (exact substrings). ``vague``: the activation is left to
+    judgement. ``retraction``: an earlier rule is withdrawn. ``friction``: recurring annoyance.
+    ``behavior``: the reusable behaviour clause with cue words removed. ``quotes``: exact
+    substrings of the message supporting the reading (cue phrases and the behaviour clause).
+    """
+
+    lasting: bool = False
+    temporary: bool = False
+    scope: Literal["global", "project"] | None = None
+    project: str | None = None
+    condition: str | None = None
+    exception: str | None = None
+    vague: bool = False
+    retraction: bool = False
+    friction: bool = False
+    behavior: str | None = None
+    quotes: tuple[str, ...] = ()
+    preference: bool = False
+    explicit_global: bool = False
+    behavior_quote: str | None = None
+    spans: tuple[Span, ...] = field(default=(), repr=False)
+
+    def features(self) -> dict[str, float]:
+        """Numeric cue features (for classifiers); keys are stable."""
+        return {
+            "lasting": float(self.lasting), "temporary": float(self.temporary),
+            "project": float(self.scope == "project"), "condition": float(self.condition is not None),
+            "exception": float(self.exception is not None), "vague": float(self.vague),
+            "retraction": float(self.retraction), "friction": float(self.friction),
+            "preference": float(self.preference), "has_behavior": float(bool(self.behavior)),
+        }
+
+
+def _finditer(patterns: list[str] | str, text: str, kind: str) -> list[Span]:
+    """All non-overlapping matches of any pattern, as spans sorted by position."""
+    pats = [patterns] if isinstance(patterns, str) else patterns
+    found: list[Span] = []
+    for p in pats:
+        for m in re.finditer(p, text, _F):
+            if m.end() > m.start():
+                found.append(Span(kind, m.start(), m.end(), m.group(0)))
+    found.sort(key=lambda s: (s.start, -(s.end - s.start)))
+    out: list[Span] = []
+    for s in found:
+        if out and s.start < out[-1].end:
+            continue
+        out.append(s)
+    return out
+
+
+def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Shrink ``[start, end)`` to exclude surrounding whitespace and punctuation."""
+    while start < end and text[start] in " \t\n,;:.!?-\u2013\u2014\"'(":
+        start += 1
+    while end > start and text[end - 1] in " \t\n,;:.!?-\u2013\u2014\"')":
+        end -= 1
+    return start, end
+
+
+def _clause_end(text: str, start: int) -> int:
+    """Where a subordinate clause that begins at ``start`` ends (comma, dash or sentence end)."""
+    m = re.compile(r"[,;.!?\n]|\s[-\u2013\u2014]+\s|\s(?:then|but)\s").search(text, start)
+    return m.start() if m else len(text)
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans of ``text`` (offsets into the original string)."""
+    spans, pos = [], 0
+    for m in _SENT_SPLIT.finditer(text):
+        spans.append((pos, m.start()))
+        pos = m.end()
+    spans.append((pos, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _condition(text: str, blocked: list[Span]) -> Span | None:
+    """The activating clause: a when/if/whenever... clause or a file-type restriction."""
+    def inside_blocked(i: int) -> bool:
+        return any(b.start <= i < b.end for b in blocked)
+
+    opener = re.compile(r"(?:^|(?<=[\s,;:(]))" + _CONDITION_OPENERS + r"\b", _F)
+    for m in opener.finditer(text):
+        if inside_blocked(m.start()):
+            continue
+        word = m.group(0).lower()
+        rest = text[m.end():]
+        # "once" as a count ("just once") and "if" inside "if you want" hedges are not activations
+        if word == "once" and not re.match(r"\s+(?:you|we|a|an|the|it|there|any)\b", rest, _F):
+            continue
+        if word in {"every time", "each time", "anytime", "any time"} and not re.match(
+            r"\s+(?:you|we|I|a|an|the|it|there|someone|anyone|something|code|\w+s?\s+(?:is|are|get|"
+            r"gets|change|changes))\b", rest, _F):
+            continue
+        if word in {"when", "whenever", "if"} and re.match(r"\s+(?:possible|in doubt)\b", rest, _F):
+            continue
+        end = _clause_end(text, m.end())
+        a, b = _strip_span(text, m.start(), end)
+        if b - a > len(word) + 2:
+            return Span("condition", a, b, text[a:b])
+    for m in re.finditer(_CONDITION_RESTRICT, text, _F):
+        if inside_blocked(m.start()):
+            continue
+        a, b = _strip_span(text, m.start(), m.end())
+        return Span("condition", a, b, text[a:b])
+    return None
+
+
+def _exception(text: str) -> Span | None:
+    """The excepting clause (unless / except ...), up to the end of its clause."""
+    m = re.search(_EXCEPTION, text, _F)
+    if not m:
+        return None
+    end = re.compile(r"[;.!?\n]|\s[-\u2013\u2014]+\s").search(text, m.end())
+    a, b = _strip_span(text, m.start(), end.start() if end else len(text))
+    return Span("exception", a, b, text[a:b])
+
+
+def _project_name(spans: list[Span]) -> str | None:
+    """A project name from an explicit ``in the <name> repo`` phrase, if any."""
+    for s in spans:
+        m = re.search(_PROJECT_SCOPE[1], s.text, _F) or re.search(_PROJECT_SCOPE[2], s.text, _F)
+        if m:
+            name = (m.groupdict().get("name") or m.groupdict().get("name2") or "").strip("`'")
+            if name and name.lower() not in {"this", "our", "the", "my", "current", "whole", "entire",
+                                             "same", "new", "main", "other", "any", "every"}:
+                return name
+    return None
+
+
+def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
+    """The behaviour clause: the main sentence with cue, condition and exception spans removed.
+
+    Returns ``(cleaned behaviour, longest exact substring of it in the message)``.
+    """
+    sentences = _sentences(text)
+    if not sentences:
+        return None, None
+    mask = [True] * len(text)
+    for s in removed:
+        for i in range(s.start, s.end):
+            mask[i] = False
+    best: tuple[float, str, str] | None = None
+    for a, b in sentences:
+        kept = "".join(ch if mask[i] else "\x00" for i, ch in enumerate(text[a:b], start=a))
+        pieces = [p for p in re.split(r"\x00+", kept)]
+        cleaned = re.sub(r"\s+", " ", " ".join(p.strip(" ,;:") for p in pieces if p.strip(" ,;:")))
+        cleaned = re.sub(r"\s+([,.;:!?])", r"\1", cleaned).strip(" ,;:.!?-")
+        for _ in range(3):
+            cleaned = re.sub(_POLITE, "", cleaned, flags=_F).strip(" ,;:.!?-")
+            cleaned = re.sub(_LEAD_INS, "", cleaned, flags=_F).strip(" ,;:.!?-")
+        words = re.findall(r"[A-Za-z`_][\w`'./-]*", cleaned)
+        if len(words) < 2:
+            continue
+        longest = max((p.strip(" ,;:.!?-") for p in pieces), key=len, default="")
+        score = len(words) + (4 if re.match(r"(?i)(?:do|don'?t|never|always|use|add|run|keep|"
+                                            r"avoid|write|put|make|stop)\b", cleaned) else 0)
+        score -= 6 if _is_friction_only(text[a:b]) else 0
+        if best is None or score > best[0]:
+            best = (score, cleaned, longest)
+    if best is None:
+        return None, None
+    cleaned = best[1][:1].upper() + best[1][1:]
+    return cleaned, best[2] or None
+
+
+def _is_friction_only(sentence: str) -> bool:
+    """A sentence that only voices annoyance ("I keep having to tell you this.")."""
+    return bool(re.search(r"(?i)\b(?:this|that|it|so)\s*[.!?]*$", sentence.strip())) and bool(
+        _finditer(_FRICTION, sentence, "friction"))
+
+
+def parse_cues(text: str) -> Cues:
+    """Read duration, scope, activation, exception, vagueness, retraction and friction cues."""
+    lasting = _finditer(_LASTING, text, "lasting")
+    friction = _finditer(_FRICTION, text, "friction")
+    temporary = _finditer(_TEMPORARY, text, "temporary")
+    vague = _finditer(_VAGUE, text, "vague")
+    retraction = _finditer(_RETRACTION, text, "retraction")
+    preference = _finditer(_PREFERENCE, text, "preference")
+    project = _finditer(_PROJECT_SCOPE, text, "project")
+    explicit_global = _finditer(_GLOBAL_SCOPE, text, "global")
+    # "this task" style spans that are really project nouns are handled by the project grammar;
+    # a temporary span fully inside a project span is not temporary ("for this service's PRs")
+    temporary = [t for t in temporary
+                 if not any(p.start <= t.start and t.end <= p.end for p in project)]
+    blocked = vague + temporary + project
+    exception = _exception(text)
+    blocked_cond = blocked + ([exception] if exception else [])
+    condition = _condition(text, blocked_cond)
+    if condition is not None and exception is not None and condition.start >= exception.start \
+            and condition.end <= exception.end:
+        condition = None
+    # a vague clause ("when it seems right") is not a usable activation
+    if condition is not None and any(v.start < condition.end and condition.start < v.end
+                                     for v in vague):
+        condition = None
+    removed = lasting + friction + temporary + vague + project + explicit_global
+    removed += [s for s in (condition, exception) if s is not None]
+    behavior, behavior_quote = _behavior(text, removed)
+    is_lasting = bool(lasting)
+    scope: Literal["global", "project"] | None = None
+    if project:
+        scope = "project"
+    elif is_lasting or friction or explicit_global or preference:
+        scope = "global"
+    quotes: list[str] = []
+    for s in sorted(lasting + friction + temporary + vague + project + explicit_global + retraction
+                    + [x for x in (condition, exception) if x is not None],
+                    key=lambda s: s.start):
+        a, b = _strip_span(text, s.start, s.end)
+        if b > a and text[a:b] not in quotes:
+            quotes.append(text[a:b])
+    if behavior_quote and behavior_quote in text and behavior_quote not in quotes:
+        quotes.append(behavior_quote)
+    spans = tuple(sorted(lasting + friction + temporary + vague + retraction + preference + project
+                         + explicit_global + [x for x in (condition, exception) if x is not None],
+                         key=lambda s: s.start))
+    return Cues(
+        lasting=is_lasting,
+        temporary=bool(temporary),
+        scope=scope,
+        project=_project_name(project),
+        condition=condition.text if condition else None,
+        exception=exception.text if exception else None,
+        vague=bool(vague),
+        retraction=bool(retraction),
+        friction=bool(friction),
+        behavior=behavior,
+        quotes=tuple(quotes),
+        preference=bool(preference),
+        explicit_global=bool(explicit_global),
+        behavior_quote=behavior_quote,
+        spans=spans,
+    )

@@ -1,0 +1,313 @@
+"""Cue grammar for rule resolution: tokens, concept lexicon, and update cues in a correction.
+
+Resolution needs cues that admission does not (replacement, restatement, polarity against an
+existing rule), so they live here; generic admission cues come from ``toolkit.rules.cues`` when
+it is installed and are merged in :func:`correction_cues`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_+#'\-]*")
+
+STOP = frozenset("""
+a an the and or but of to in on at for with from by as is are was were be been being it its
+this that these those there here i me my we our you your he she they them their so do does
+did doing have has had having will would should could can may might must shall just please
+now then than too very also really actually okay ok hey thanks thank yes no not again still
+what which who whom whose when where why how all any each every some such only own same other
+into onto over under about after before up down out off more most less few much many if else
+im i'm you're that's it's don't dont doesn't didn't isn't aren't won't can't let's let
+one ones thing things stuff way like get got make made want wanted need needed go going
+sure kind bit lot
+""".split())
+
+#: common but weak words: present in many rules, so they count little
+WEAK = frozenset("""
+use using used keep always never code file files write writing add adding put change changes
+time times work project repo thing answer answers response responses output default rule rules
+prefer preferred start stop avoid try include include
+""".split())
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper so that ``commits``/``committing``/``commit`` meet."""
+    w = word.lower().strip("'-")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3:
+        return w
+    for suf, rep, minlen in (("ies", "y", 5), ("ing", "", 6), ("ed", "", 5), ("ly", "", 6),
+                             ("es", "", 5), ("s", "", 4)):
+        if w.endswith(suf) and len(w) >= minlen:
+            if suf == "es" and not re.search(r"(ss|x|ch|sh|z)es$", w):
+                continue
+            if suf == "s" and w.endswith(("ss", "us", "is")):
+                continue
+            w = w[: -len(suf)] + rep
+            if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    return w
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return _WORD.findall(text.lower())
+
+
+#: concept -> (pole A words, pole B words); words in different poles of one concept conflict
+CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "length": (("concise", "brief", "short", "shorter", "terse", "succinct", "compact", "tl;dr",
+                "minimal", "summary", "summarize", "summarise"),
+               ("detailed", "verbose", "long", "longer", "lengthy", "thorough", "elaborate",
+                "in-depth", "comprehensive", "detail", "details", "explain", "extensive")),
+    "indent": (("tab", "tabs"), ("space", "spaces", "2-space", "4-space", "two-space",
+                                 "four-space")),
+    "quotes": (("single", "single-quoted"), ("double", "double-quoted")),
+    "testframework": (("pytest", "fixture", "fixtures"), ("unittest", "testcase", "setup",
+                                                          "nose")),
+    "jsformat": (("prettier",), ("eslint",)),
+    "pyformat": (("black",), ("yapf", "autopep8")),
+    "pkgmanager": (("npm",), ("yarn", "pnpm")),
+    "pyenv": (("pip", "requirements", "venv"), ("poetry", "uv", "conda", "pipenv")),
+    "merge": (("merge", "merging"), ("rebase", "rebasing", "squash")),
+    "case": (("snake_case", "snake", "underscore", "underscores"),
+             ("camelcase", "camel", "pascalcase", "kebab-case")),
+    "strfmt": (("f-string", "f-strings", "fstring", "fstrings"), ("format", ".format", "%")),
+    "paths": (("pathlib",), ("os.path",)),
+    "logging": (("logging", "logger", "log", "logs"), ("print", "prints", "println", "console.log")),
+    "language_ts": (("typescript", "ts"), ("javascript", "js")),
+    "structure": (("bullet", "bullets", "list", "lists", "table", "tables"),
+                  ("prose", "paragraph", "paragraphs", "narrative")),
+    "asking": (("ask", "confirm", "confirmation", "check", "permission"),
+               ("proceed", "autonomously", "without")),
+    "comments": (("comment", "comments", "docstring", "docstrings", "annotate"), ()),
+    "testing": (("test", "tests", "testing", "unit", "coverage", "spec", "specs"), ()),
+    "types": (("type", "types", "typed", "typing", "hint", "hints", "annotation",
+               "annotations", "mypy", "strict"), ()),
+    "deps": (("dependency", "dependencies", "package", "packages", "library", "libraries",
+              "install", "deps", "third-party"), ()),
+    "commit": (("commit", "commits", "committing", "message", "messages", "conventional"), ()),
+    "branch": (("branch", "branches", "main", "master", "push", "force-push", "pr",
+                "pull"), ()),
+    "emoji": (("emoji", "emojis", "emoticon", "emoticons"), ()),
+    "cleanup": (("temporary", "temp", "tmp", "scratch", "cleanup", "clean", "leftover",
+                 "delete", "remove"), ()),
+    "errors": (("error", "errors", "exception", "exceptions", "try", "except", "catch",
+                "raise", "handling"), ()),
+    "naming": (("name", "names", "naming", "variable", "variables", "identifier",
+                "identifiers", "descriptive"), ()),
+    "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
+    "linewidth": (("line", "lines", "width", "80", "100", "120", "characters", "wrap"), ()),
+    "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
+    "functions": (("function", "functions", "method", "methods", "helper", "helpers"), ()),
+    "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
+    "security": (("secret", "secrets", "credential", "credentials", "token", "tokens", "key",
+                  "keys", "password", "passwords", "env"), ()),
+    "sorting": (("alphabetical", "alphabetically", "sorted", "sort", "order", "ordered"), ()),
+}
+
+_CONCEPT_OF: dict[str, tuple[str, int]] = {}
+for _c, (_a, _b) in CONCEPTS.items():
+    for _w in _a:
+        _CONCEPT_OF.setdefault(stem(_w), (_c, 0))
+    for _w in _b:
+        _CONCEPT_OF.setdefault(stem(_w), (_c, 1))
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the content words of ``text`` (stopwords dropped)."""
+    return [stem(w) for w in words(text) if w not in STOP and len(w) > 1]
+
+
+def concepts(text: str) -> dict[str, set[int]]:
+    """Concepts mentioned in ``text`` and the poles used (0/1; concepts without poles use 0)."""
+    out: dict[str, set[int]] = {}
+    for s in content_stems(text):
+        hit = _CONCEPT_OF.get(s)
+        if hit:
+            out.setdefault(hit[0], set()).add(hit[1])
+    return out
+
+
+def index_terms(text: str) -> list[str]:
+    """Retrieval terms: content stems plus ``@concept`` tokens."""
+    stems = content_stems(text)
+    return stems + [f"@{c}" for c in sorted(concepts(text))]
+
+
+def term_weight(term: str) -> float:
+    """How much a matching term says about a shared requirement."""
+    if term.startswith("@"):
+        return 0.8
+    return 0.35 if term in _WEAK_STEMS else 1.0
+
+
+_WEAK_STEMS = frozenset(stem(w) for w in WEAK)
+
+# -- cue patterns --------------------------------------------------------------------------------
+_P = lambda s: re.compile(s, re.I)  # noqa: E731
+
+LASTING = _P(r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
+             r"henceforth|always|never|every time|each time|whenever|by default|as a rule|"
+             r"in general|generally|every (project|repo|file|task|time)|all (my )?(projects|repos|"
+             r"the time)|remember( that|:)?|make (it|this) a rule|for good|permanently|"
+             r"anymore|any more|no longer|from today|as standard|(in|for) all future)\b")
+TEMPORARY = _P(r"\b(this time|just this once|this once|for now|for the moment|right now|"
+               r"for this (one|task|change|pr|fix|refactor|commit|file|run|answer|question|"
+               r"request|ticket|script|function|bug|feature|diff|patch|session|reply|response)|"
+               r"(only|just) (for|in) this (one|task|change|pr|fix|refactor|commit|file|answer|"
+               r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
+               r"today only|just today|in this (answer|reply|response|one)|here only|"
+               r"temporarily|for the time being|until (i|we) say|just for today|this particular)\b")
+RETRACT = _P(r"(\bno longer (need|want|require|care|have to|must|should|bother)|"
+             r"\b(don't|do not|dont) (need|have) to \w+.*\b(anymore|any more|again)\b|"
+             r"\bno need to \w+.*\b(anymore|any more)\b|"
+             r"\b(forget|ignore|drop|scrap|remove|delete|cancel|discard|disregard|retire|"
+             r"withdraw|undo|revoke) (about )?(my|the|that|this|your) (earlier |old |previous |"
+             r"former |original )?(rule|preference|instruction|request|requirement|note|guideline)|"
+             r"\b(forget|disregard|ignore) (what|everything) i (said|told you)|"
+             r"\bthat (rule|preference|requirement|instruction) (is|was) (no longer|obsolete|"
+             r"gone|retired|dead|void)|"
+             r"\b(rule|preference|requirement) (no longer applies|is retired|is cancelled)|"
+             r"\byou can (stop|go back to|drop|skip)\b|\bfeel free to \w+ again\b|"
+             r"\b(is|are) (fine|ok|okay|allowed|acceptable) again\b|"
+             r"\bi (don't|do not|no longer) (care|mind)\b|\bstop worrying about\b|"
+             r"\b(lift|relax) (the|that|my) (rule|ban|restriction)|"
+             r"\bnever mind (the|my|that|about)\b)")
+REPLACE = _P(r"\b(instead of|instead|rather than|in place of|switch(ed|ing)? (to|over|from)|"
+             r"change(d)? (it )?to|changed my mind|replace|swap|move(d)? (over )?to|"
+             r"migrate|prefer \w+( \w+)? over|not \w+( \w+)? but|no more \w+[,;:.]?\s|"
+             r"now (use|prefer|want|go with)|use \w+ now|from now on use|these days|"
+             r"go with|opposite|reverse|the other way)\b")
+RESTATE = _P(r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
+              r"i (already|'ve already|have already) (said|asked|told)|remember|still|"
+              r"keep (on )?|reminder|once more|as before|as usual|same as before|"
+              r"i told you)\b")
+
+_SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|module|monorepo)"
+PROJECT = _P(rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
+             rf"(in|for|within) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
+             rf"{_SCOPE_WORDS}[- ]wide|(here|this {_SCOPE_WORDS}) only|only (here|in this "
+             rf"{_SCOPE_WORDS}))\b")
+GLOBAL = _P(rf"\b(everywhere|in (all|every|any) {_SCOPE_WORDS}s?|across (all )?{_SCOPE_WORDS}s?|"
+            rf"globally|all (of )?my {_SCOPE_WORDS}s?|not just (in )?(this|here)|"
+            rf"every {_SCOPE_WORDS}|wherever)\b")
+CONDITION = _P(r"\b(only (when|if|for|in|on|while|during|after|before)\b[^.;!?]*|"
+               r"(whenever|when|if|while|once|after|before) (you|we|i|the|a|an|it|there|"
+               r"something|anything|writing|editing|adding|touching|working|changing|"
+               r"creating|making|running|doing|committing|pushing|opening|reviewing|"
+               r"deploying|releasing|fixing)\b[^.;!?]*|"
+               r"(for|in|on) (python|typescript|javascript|go|rust|java|shell|bash|sql|yaml|"
+               r"markdown|css|html|c\+\+|ruby|test|config|\.\w+|public|private|internal|"
+               r"new|legacy|large|small|big|generated|production|frontend|backend|cli|api)\b"
+               r"[^.;!?]*)")
+EXCEPTION = _P(r"\b(except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
+               r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
+               r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
+               r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
+               r"doesn't apply to|does not apply to|no need (for|in|on|when))\b[^.;!?]*")
+NEGATION = _P(r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|"
+              r"shouldn't|should not|mustn't|must not|can't|cannot|won't|no more)\b")
+DIRECTIVE = _P(r"\b(use|keep|add|write|put|make|run|avoid|stop|start|always|never|don't|"
+               r"do not|prefer|please|should|must|need|want|be|give|show|include|leave|"
+               r"remove|delete|ask|check|name|sort|split|limit|wrap|mention|explain|document|"
+               r"comment|test|commit|push|format|lint|pin|update|reply|answer|respond|create|"
+               r"skip|no|stick|follow|switch|go|drop|forget|ignore|avoid|place|prefix|end|"
+               r"call|return|raise|log|print|default)\b")
+
+
+@dataclass(frozen=True)
+class SegmentCues:
+    """What one clause of a correction says about the rule library."""
+
+    text: str
+    lasting: bool = False
+    temporary: bool = False
+    retraction: bool = False
+    replacement: bool = False
+    restatement: bool = False
+    negated: bool = False
+    project: str | None = None
+    global_scope: bool = False
+    conditions: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+    directive: bool = False
+    behavior: str = ""
+    quotes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _project_name(text: str) -> str | None:
+    m = PROJECT.search(text)
+    if not m:
+        return None
+    named = re.search(rf"\b(?:in|for|within) (?:the )?([\w.\-]+) {_SCOPE_WORDS}\b", text, re.I)
+    if named and named.group(1).lower() not in ("this", "that", "our", "the", "my", "your"):
+        return named.group(1)
+    named = re.search(rf"\b(?:in|for) {_SCOPE_WORDS} ([\w.\-]+)", text, re.I)
+    if named and named.group(2).lower() not in STOP:
+        return named.group(2)
+    return "this"
+
+
+def _clauses(pattern: re.Pattern, text: str) -> tuple[str, ...]:
+    return tuple(m.group(0).strip(" ,") for m in pattern.finditer(text) if m.group(0).strip())
+
+
+def strip_clauses(text: str, parts: tuple[str, ...]) -> str:
+    """``text`` without the condition/exception/scope clauses: what remains is the behaviour."""
+    out = text
+    for p in parts:
+        out = out.replace(p, " ")
+    return re.sub(r"\s+", " ", out).strip(" ,.;:")
+
+
+@lru_cache(maxsize=4096)
+def segment_cues(text: str) -> SegmentCues:
+    """Parse one clause with the resolution cue grammar."""
+    low = text.lower()
+    conds = _clauses(CONDITION, text)
+    excs = _clauses(EXCEPTION, text)
+    conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
+    temporary = bool(TEMPORARY.search(low))
+    lasting = bool(LASTING.search(low))
+    if temporary:
+        conds = tuple(c for c in conds if not TEMPORARY.search(c.lower()))
+    proj = _project_name(text)
+    scope_parts = tuple(m.group(0) for m in PROJECT.finditer(text))
+    behavior = strip_clauses(text, conds + excs + scope_parts)
+    return SegmentCues(
+        text=text, lasting=lasting, temporary=temporary and not lasting,
+        retraction=bool(RETRACT.search(low)), replacement=bool(REPLACE.search(low)),
+        restatement=bool(RESTATE.search(low)), negated=bool(NEGATION.search(behavior.lower())),
+        project=proj, global_scope=bool(GLOBAL.search(low)), conditions=conds, exceptions=excs,
+        directive=bool(DIRECTIVE.search(low)) or bool(concepts(text)), behavior=behavior or text,
+        quotes=(text,),
+    )
+
+
+_SENT = re.compile(r"[^.!?;\n]+(?:[.!?;]+|$)")
+_BUNDLE = re.compile(r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
+                     r"and another thing|oh and|and,? one more thing)\b\s*", re.I)
+
+
+def split_segments(text: str) -> list[str]:
+    """Clauses of a correction, each an exact substring of ``text`` (for bundled corrections)."""
+    spans: list[tuple[int, int]] = []
+    for m in _SENT.finditer(text):
+        s, e = m.span()
+        cut = s
+        for b in _BUNDLE.finditer(text, s, e):
+            spans.append((cut, b.start()))
+            cut = b.end()
+        spans.append((cut, e))
+    out = []
+    for s, e in spans:
+        seg = text[s:e].strip()
+        if seg and re.search(r"[A-Za-z]", seg):
+            out.append(seg)
+    return out

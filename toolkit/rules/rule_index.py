@@ -1,0 +1,76 @@
+"""BM25 retrieval over rules (behaviour + conditions + exceptions), so resolution scales.
+
+Terms are content stems plus ``@concept`` tokens from the resolution lexicon, so "be more
+detailed" finds "keep answers concise". Ties break by rule id, so results never depend on the
+order of the library.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolkit.records import Rule
+from toolkit.rules.resolution_cues import index_terms, term_weight
+
+
+def rule_text(rule: Rule) -> str:
+    """The text a rule is indexed by."""
+    return " ".join([rule.behavior, *rule.conditions, *rule.exceptions])
+
+
+@dataclass
+class RuleIndex:
+    """An Okapi BM25 index over a library's rules."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+    def fit(self, rules: Sequence[Rule]) -> RuleIndex:
+        """Index ``rules``; returns self."""
+        self.rules_ = list(rules)
+        self.docs_ = [Counter(index_terms(rule_text(r))) for r in self.rules_]
+        self.lengths_ = [sum(d.values()) for d in self.docs_]
+        self.avglen_ = (sum(self.lengths_) / len(self.lengths_)) if self.lengths_ else 0.0
+        df: Counter = Counter()
+        for d in self.docs_:
+            df.update(d.keys())
+        n = len(self.docs_)
+        self.idf_ = {t: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        return self
+
+    def scores(self, query: str) -> list[float]:
+        """BM25 score of every rule for ``query`` (weighted by term strength)."""
+        q = Counter(index_terms(query))
+        out = []
+        for d, length in zip(self.docs_, self.lengths_, strict=True):
+            s = 0.0
+            norm = self.k1 * (1 - self.b + self.b * length / (self.avglen_ or 1.0))
+            for t in q:
+                tf = d.get(t, 0)
+                if tf:
+                    s += term_weight(t) * self.idf_[t] * tf * (self.k1 + 1) / (tf + norm)
+            out.append(s)
+        return out
+
+    def search(self, query: str, k: int = 8) -> list[tuple[Rule, float]]:
+        """The top ``k`` rules with a positive score, best first (ties by id)."""
+        sc = self.scores(query)
+        ranked = sorted(
+            ((r, s) for r, s in zip(self.rules_, sc, strict=True) if s > 0),
+            key=lambda rs: (-round(rs[1], 9), rs[0].id),
+        )
+        return ranked[:k]
+
+
+def overlap(query: str, text: str) -> float:
+    """Weighted share of the query's terms found in ``text`` (0..1), symmetric-ish F-measure."""
+    q, t = set(index_terms(query)), set(index_terms(text))
+    if not q or not t:
+        return 0.0
+    common = sum(term_weight(x) for x in q & t)
+    pq = common / sum(term_weight(x) for x in q)
+    pt = common / sum(term_weight(x) for x in t)
+    return 0.0 if common == 0 else 2 * pq * pt / (pq + pt)
