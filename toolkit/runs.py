@@ -67,6 +67,16 @@ def environment_info() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": sys.platform, "packages": versions}
 
 
+def all_prompt_versions() -> dict[str, str]:
+    """Version (hash) of every prompt file shipped in ``toolkit/prompts``."""
+    from importlib import resources
+
+    names = sorted(
+        p.name[:-3] for p in resources.files("toolkit").joinpath("prompts").iterdir() if p.name.endswith(".md")
+    )
+    return {n: load_prompt(n).version for n in names}
+
+
 def default_data_dir() -> Path | None:
     """``$PREFMEM_DATA_DIR`` or ``../shared/data`` next to the checkout, when present."""
     env = os.environ.get("PREFMEM_DATA_DIR")
@@ -220,7 +230,7 @@ class RunContext:
             "config": self.config(),
             "config_hash": self.config_hash(),
             "inputs": dict(sorted(self.inputs.items())),
-            "prompts": dict(sorted(self.prompts.items())),
+            "prompts": {**all_prompt_versions(), **dict(sorted(self.prompts.items()))},
             "usage": self.gateway.ledger.rows(),
             "status": status,
         }
