@@ -25,6 +25,9 @@ _EXPORTS: dict[str, str] = {
     # metrics
     "confusion": "toolkit.metrics", "bootstrap_ci": "toolkit.metrics", "wilson_ci": "toolkit.metrics",
     "mean_std": "toolkit.metrics", "micro_macro": "toolkit.metrics",
+    # correction admission (issue 4)
+    "parse_cues": "toolkit.rules.cues", "admit_text": "toolkit.rules.admission",
+    "admission_explorer": "toolkit.rules.admission_widget",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -10,12 +10,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolkit._yaml import line_for, load_yaml_with_lines
 from toolkit.errors import InputError
 
 _SCOPE_RE = re.compile(r"^(global|project:[A-Za-z0-9_.\-/]+)$")
+#: check types the offline simulator can run (see toolkit.simuser.interpreter.compile_check)
+CHECK_TYPES = (
+    "max_words", "max_sentences", "max_lines", "max_chars", "min_words", "forbid_pattern",
+    "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
+    "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
+    "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length",
+)
+_NEEDS_VALUE = {"max_words", "max_sentences", "max_lines", "max_chars", "min_words", "max_line_length"}
 
 
 class Check(BaseModel):
@@ -27,6 +35,34 @@ class Check(BaseModel):
     target: str | None = Field(default=None, description="reply | artifacts | path glob")
     pattern: str | None = None
     fields: list[str] | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, v: str) -> str:
+        if v not in CHECK_TYPES:
+            raise ValueError(f"unknown check type {v!r}; expected one of: {', '.join(CHECK_TYPES)}")
+        return v
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, v: str | None) -> str | None:
+        if v is not None and v not in ("reply", "artifacts", "code"):
+            raise ValueError("target must be reply, artifacts or code")
+        return v
+
+    @model_validator(mode="after")
+    def _value_fits(self) -> Check:
+        if self.type in _NEEDS_VALUE and not (isinstance(self.value, int) and self.value > 0):
+            raise ValueError(f"check {self.type} needs a positive integer value")
+        if self.type in ("forbid_pattern", "require_pattern"):
+            pat = self.pattern or self.value
+            if not isinstance(pat, str) or not pat:
+                raise ValueError(f"check {self.type} needs a pattern")
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise ValueError(f"pattern is not a valid regular expression ({exc})") from None
+        return self
 
 
 class Preference(BaseModel):
@@ -118,4 +154,61 @@ def load_profiles(path: str | Path) -> dict[str, Profile]:
         out[prof.id] = prof
     if problems:
         raise InputError(problems)
+    return out
+
+
+# -- adapters for public data ---------------------------------------------------------------------
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-") or "p"
+
+
+def profiles_from_multisessioncollab(data_dir: str | Path) -> dict[str, Profile]:
+    """The 100 MultiSessionCollab users (persona + 3 preferences each) as profiles ``msc-000``..."""
+    import json
+
+    path = Path(data_dir) / "multisessioncollab" / "user_profiles.json"
+    if not path.exists():
+        raise InputError(f"{path}: MultiSessionCollab user profiles not found")
+    try:
+        users = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno} <json>: {exc.msg}") from None
+    out: dict[str, Profile] = {}
+    for k, u in enumerate(users):
+        if not isinstance(u, dict) or "preferences" not in u:
+            raise InputError(f"{path}:[{k}] preferences: field missing")
+        cats = u.get("categories") or [None] * len(u["preferences"])
+        prefs = []
+        seen: dict[str, int] = {}
+        for text, cat in zip(u["preferences"], cats, strict=False):
+            base = _slug(cat or "pref")
+            seen[base] = seen.get(base, 0) + 1
+            pid = base if seen[base] == 1 else f"{base}-{seen[base]}"
+            prefs.append({"id": pid, "text": text, "category": cat})
+        uid = f"msc-{int(u.get('i', k)):03d}"
+        out[uid] = profile_from_dict({"id": uid, "persona": u.get("persona"), "domain": "assistant",
+                                      "preferences": prefs}, source=f"{path}:[{k}]")
+    return out
+
+
+def profiles_from_prefeval(data_dir: str | Path, *, per_topic: bool = False) -> dict[str, Profile]:
+    """PrefEval's explicit preferences as profiles: one user per preference (``pe-<topic>-<i>``),
+    or with ``per_topic`` one user per topic holding all of that topic's preferences."""
+    from toolkit.datasets.prefeval import load_explicit_preferences
+
+    items = load_explicit_preferences(data_dir)
+    out: dict[str, Profile] = {}
+    if per_topic:
+        by: dict[str, list] = {}
+        for it in items:
+            by.setdefault(it.topic, []).append(it)
+        for topic, its in sorted(by.items()):
+            uid = f"pe-{_slug(topic)}"
+            out[uid] = profile_from_dict({"id": uid, "domain": topic, "preferences": [
+                {"id": f"p{it.index}", "text": it.preference, "category": topic} for it in its]}, source=uid)
+        return out
+    for it in items:
+        uid = f"pe-{_slug(it.topic)}-{it.index}"
+        out[uid] = profile_from_dict({"id": uid, "domain": it.topic, "preferences": [
+            {"id": "stated", "text": it.preference, "category": it.topic}]}, source=uid)
     return out

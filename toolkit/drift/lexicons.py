@@ -83,7 +83,7 @@ ARTICLES = frozenset("a an the".split())
 PREPOSITIONS = frozenset("""
 of in on at by for with from to into onto over under between among through during before after
 above below across against along around beyond within without toward towards upon via per
-regarding concerning including despite throughout versus
+regarding concerning including despite throughout versus about like than
 """.split())
 
 CONJUNCTIONS = frozenset("""
@@ -129,3 +129,6 @@ LATINATE_SUFFIXES = ("tion", "tions", "sion", "sions", "ment", "ments", "ity", "
                      "ology", "ography", "ency", "ancy", "ship")
 
 CONTRACTION_ENDINGS = ("n't", "'m", "'re", "'ve", "'ll", "'d", "’m", "’re", "n’t", "’ll", "’ve")
+
+#: politeness formulas that carry no content
+POLITE = frozenset("please thanks thank cheers sorry hello hi hey dear regards".split())

@@ -39,13 +39,15 @@ from toolkit.records import Fact
 __all__ = ["SIZES", "SimUser", "ProbeTurn", "simulate_benchmark", "simulate_users", "stream_stats"]
 
 #: size presets: users, sessions (mean, sd, min, max), facts per session (mean), delay scale
+#: (median first-hit delay as a share of the history), utility intercept (tuned once so the
+#: observed hit rate lands near Tables 5-6 at the default shared_fraction)
 SIZES: dict[str, dict[str, float]] = {
     "tiny": {"users": 4, "sess_mean": 14, "sess_sd": 2, "sess_min": 10, "sess_max": 18,
-             "facts": 9.0, "delay": 0.30},
+             "facts": 9.0, "delay": 0.30, "intercept": -1.6},
     "S": {"users": 20, "sess_mean": 54.25, "sess_sd": 9.9, "sess_min": 36, "sess_max": 70,
-          "facts": 15.8, "delay": 0.27},
+          "facts": 15.8, "delay": 0.27, "intercept": -2.45},
     "L": {"users": 20, "sess_mean": 150.35, "sess_sd": 30.8, "sess_min": 94, "sess_max": 193,
-          "facts": 16.3, "delay": 0.21},
+          "facts": 16.3, "delay": 0.21, "intercept": -1.85},
 }
 
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -121,14 +123,6 @@ FILLER: tuple[str, ...] = (
     "tomorrow", "yesterday", "month", "year", "some", "several", "favorite", "basic", "classic",
 )
 
-NAMES: tuple[str, ...] = (
-    "biscuit", "luna", "atlas", "maple", "orion", "pepper", "juniper", "milo", "zara",
-    "nova", "koda", "willow", "rio", "tango", "hazel", "odin", "pixel", "sable", "cedar",
-    "echo", "fable", "indigo", "jasper", "kiwi", "lark", "mango", "nimbus", "olive",
-    "quartz", "raven", "saffron", "tofu", "umber", "velvet", "wren", "yuzu", "ziggy",
-    "basil", "clover", "dune", "ember", "fig", "ginger", "hopper", "iris", "jade",
-)
-
 GENERIC_TURNS: tuple[str, ...] = (
     "What is the boiling point of water at high altitude?",
     "Explain the difference between a list and a tuple.",
@@ -142,12 +136,18 @@ GENERIC_TURNS: tuple[str, ...] = (
     "What is the tallest mountain in Africa?",
     "Define inflation in one sentence.",
     "Tell me a fun fact about octopuses.",
+    "My teacher asked what causes the seasons; can you explain?",
+    "Could you suggest a good name for a sailing boat?",
+    "I wonder how long light takes to reach the earth.",
+    "What would you recommend as a first programming language in general?",
 )
 
 PROBE_OPENERS: tuple[str, ...] = (
     "Can you help me again with my", "Any ideas for my", "Remember my",
     "Given what I told you about my", "Based on my", "I need advice about my",
     "Could you plan something around my", "What would you suggest for my",
+    "Quick question, what about the", "Thinking again about the", "Anything new on",
+    "Should I change anything regarding",
 )
 
 _PERSONA_TOPICS = 4  # favourite topic families per user
@@ -216,7 +216,7 @@ def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions:
     own_topic = rng.normal(0.0, 0.15, n_t)
     own_topic[fav] += rng.uniform(1.5, 3.0, len(fav))
     own_kind = rng.normal(0.0, 0.3, n_k)
-    entities = {int(t): tuple(rng.choice(NAMES, size=2, replace=False)) for t in fav}
+    entities = {int(t): (_coined_name(rng), _coined_name(rng)) for t in fav}
     persona = (f"{user} cares most about " + ", ".join(topic_names[t] for t in fav)
                + "; personal names: " + ", ".join(f"{e}" for t in fav for e in entities[int(t)]))
     # shared part from the seed-level tables; both parts standardised over the user's mix
@@ -244,7 +244,7 @@ def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions:
     shared = _standardise(shared_topic[t_idx] + shared_kind[k_idx])
     own = _standardise(own_topic[t_idx] + own_kind[k_idx] + 1.5 * ent)
     a = float(np.clip(shared_fraction, 0.0, 1.0))
-    logit = preset_intercept(preset) + bias + scale * (np.sqrt(a) * shared + np.sqrt(1 - a) * own)
+    logit = preset["intercept"] + bias + scale * (np.sqrt(a) * shared + np.sqrt(1 - a) * own)
     p_used = 1.0 / (1.0 + np.exp(-logit))
 
     out = SimUser(user=user, persona=persona, n_sessions=n)
@@ -274,9 +274,11 @@ def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions:
     return out
 
 
-def preset_intercept(preset: dict[str, float]) -> float:
-    """Base utility logit: tuned so the observed hit rate lands near Tables 5-6."""
-    return -1.5 if preset["delay"] < 0.28 else -1.6
+def _coined_name(rng: np.random.Generator) -> str:
+    """A made-up personal name (pet, project, place) that almost surely no other user has."""
+    syl = ("ka", "lo", "mi", "ru", "te", "vo", "zan", "pel", "dor", "shi", "bex", "qua", "nim",
+           "tor", "ya", "fen", "gil", "hu", "jor", "wex")
+    return "".join(rng.choice(syl, size=3))
 
 
 def _probe_text(rng: np.random.Generator, fact_text: str, topic: str) -> str:
@@ -335,3 +337,27 @@ def stream_stats(facts: list[Fact]) -> dict[str, dict[str, float]]:
                     "std": float(v.std(ddof=1)) if v.size > 1 else float("nan"),
                     "n": int(v.size)}
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m toolkit.gating.simulate --size S -o facts.jsonl``: write a simulated stream."""
+    import argparse
+
+    from toolkit.datasets.jsonl import write_jsonl
+
+    p = argparse.ArgumentParser(prog="python -m toolkit.gating.simulate",
+                                description="Write simulated PerMemBench-like fact records (JSONL).")
+    p.add_argument("--size", default="S", choices=sorted(SIZES))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--users", type=int, default=None)
+    p.add_argument("--sessions", type=int, default=None)
+    p.add_argument("--shared-fraction", type=float, default=0.5)
+    p.add_argument("-o", "--output", default="-")
+    a = p.parse_args(argv)
+    write_jsonl(simulate_benchmark(a.size, seed=a.seed, n_users=a.users, n_sessions=a.sessions,
+                                   shared_fraction=a.shared_fraction), a.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

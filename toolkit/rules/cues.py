@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 __all__ = ["Cues", "parse_cues", "Span"]
@@ -28,7 +29,7 @@ _TASK_NOUNS = (
 )
 _PROJECT_NOUNS = (
     r"(?:project|repo|repository|codebase|code base|code-base|monorepo|mono-repo|workspace|"
-    r"service|package|library|app|application|product|team)"
+    r"service|package|library|app|application)"
 )
 
 _LASTING = [
@@ -36,7 +37,7 @@ _LASTING = [
     r"\bgoing forward\b", r"\bmoving forward\b", r"\bhenceforth\b", r"\bhereafter\b",
     r"\bin (?:the )?future\b", r"\bfor (?:all )?future\b", r"\bfuture (?:tasks?|work|changes?|PRs?|"
     r"sessions?|projects?|requests?|code)\b",
-    r"\balways\b", r"\bnever\b(?! mind)", r"\bdon'?t ever\b", r"\bdo not ever\b",
+    r"\balways\b", r"\bnever\b(?! mind)", r",\s*ever\b", r"\bever again\b", r"\bnot ever\b", r"\bdon'?t ever\b", r"\bdo not ever\b",
     r"\bevery (?:single )?time\b", r"\beach time\b", r"\bany ?time\b", r"\bwhenever\b",
     r"\bin general\b", r"\bgenerally\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
     r"\bby default\b", r"\bat all times\b", r"\bpermanently\b", r"\bfor good\b",
@@ -50,12 +51,14 @@ _LASTING = [
     r"\bmake (?:it|this|that) a (?:habit|rule|default)\b", r"\bthe rule is\b",
     r"\bI (?:always|never) want\b", r"\bnext time\b", r"\bfrom today\b", r"\bevery(?:thing)? you\b",
     r"\bas a standard\b", r"\bstandard practice\b", r"\bfrom here on\b",
+    r"\b(?:every|each|all) (?:new |future |single )?(?:tasks?|changes?|commits?|prs?|"
+    r"pull requests?|projects?|repos?|sessions?)\b",
 ]
 _FRICTION = [
     r"\bI (?:keep|kept) (?:having to |needing to )?(?:tell|telling|ask|asking|remind|reminding|"
     r"say|saying|repeat|repeating|correct|correcting|fix|fixing|mention|mentioning|point|pointing)"
     r"(?: (?:out|you|it|this|that|the same thing))*(?: (?:this|that|again))?\b",
-    r"\bhow many times\b", r"\bfor the (?:\w+ )?(?:hundredth|umpteenth|nth|tenth|fifth|third|"
+    r"\bhow many times\b", r"\bhow often do I\b", r"\b(?:have|need) to (?:repeat|keep saying)\b", r"\bfor the (?:\w+ )?(?:hundredth|umpteenth|nth|tenth|fifth|third|"
     r"fourth|last|millionth|thousandth) time\b",
     r"\bI(?:'ve| have)? (?:already )?(?:told|asked|said|mentioned|reminded|explained) (?:you )?"
     r"(?:this |that |about this |about that )?(?:before|already|multiple times|many times|"
@@ -69,15 +72,18 @@ _FRICTION = [
     r"\b(?:stop|quit) making me\b", r"\bI'?m tired of (?:telling|reminding|asking|saying)\b",
     r"\b(?:same|this) (?:mistake|thing|problem) (?:again|keeps)\b", r"\bkeeps? happening\b",
     r"\b(?:keep|kept) coming up\b", r"\bI'?m getting tired\b", r"\btired of (?:having|repeating)\b",
-    r"\bnot the first time\b",
+    r"\bnot the first time\b", r"\btime (?:I'?m|I am|I've|I have|that I'?ve) (?:telling|asking|"
+    r"saying|reminding|told|asked|said|reminded|mentioned)\b", r"\bwhy do you (?:keep|always)\b",
+    r"\bI (?:already|previously) (?:told|asked|said)\b",
 ]
 _TEMPORARY = [
     r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
     r"\bfor now\b", r"\bfor the (?:moment|time being|time)\b(?! being\w)", r"\bright now\b",
-    r"\btemporar(?:y|ily)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"\bjust here\b",
+    r"\btemporarily\b", r"\b(?:a|as a) temporary (?:exception|measure|thing|fix|workaround|"
+    r"change|hack)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"\bjust here\b",
     r"\bonly here\b", r"\bjust for now\b", r"\bin this (?:one |particular )?(?:instance|case)\b",
     r"\b(?:for|in|on|with|within|to|during) (?:this|the current|the present|this particular|"
-    r"this one|this specific|the) " + _TASK_NOUNS + r"\b(?: (?:only|alone))?",
+    r"this one|this specific) " + _TASK_NOUNS + r"\b(?: (?:only|alone))?",
     r"\bthis " + _TASK_NOUNS + r" (?:only|alone)\b",
     r"\bonly (?:for|in|on) this\b", r"\bjust (?:for|in|on) this\b",
     r"\buntil (?:further notice|we|I|the|this|it)\b", r"\bnot (?:a|as a) (?:general |lasting |"
@@ -124,20 +130,46 @@ _RETRACTION = [
     r"\bnot (?:necessary|needed|required) any ?more\b", r"\bthat rule (?:is|no longer)\b",
 ]
 _PREFERENCE = [
-    r"\bI (?:really |strongly |generally |usually |much )?(?:prefer|like|love|enjoy|dislike|hate|"
-    r"avoid|can'?t stand|don'?t (?:like|want|enjoy|care for|eat|drink|use))\b",
-    r"\bI(?:'m| am) (?:a |an )?(?:vegan|vegetarian|allergic|lactose|gluten|not a fan|a fan|into|"
-    r"afraid|scared|terrified|sensitive|intolerant|on a|trying to|allergic|against|more of)\b",
+    r"\bI(?: \w+ly| also| only| always| much| never| really| exclusively| strictly)* "
+    r"(?:prefer|like|love|enjoy|dislike|hate|detest|loathe|avoid|can'?t (?:stand|tolerate|handle|"
+    r"eat|drink|have|do)|cannot (?:stand|tolerate|handle|eat|drink|have|do)|"
+    r"refuse|believe|value|favou?r|adore|despise|want|wish|insist|stick to|stay away|thrive|"
+    r"learn best|work best|follow|adhere|eat|read|listen|watch|dine|book|travel|use|shop|"
+    r"prioriti[sz]e|require|need|steer clear|buy|wear|drive|will only|will not|won'?t|"
+    r"(?:do not|don'?t|never) (?:like|want|enjoy|care for|eat|drink|use|watch|read|play|listen|"
+    r"wear|buy|support|trust|go|consume))\b",
+    r"\bI(?:'m| am)(?: \w+ly)? (?:a |an )?(?:vegan|vegetarian|allergic|lactose|gluten|not a fan|"
+    r"a (?:big |huge )?fan|into|afraid|scared|terrified|sensitive|intolerant|on a|trying to|against|"
+    r"more of|uncomfortable|passionate|committed|opposed|averse|uninterested|fascinated|"
+    r"not (?:a fan|into|comfortable|keen|interested)|an? (?:\w+ )?(?:vegan|advocate|enthusiast|"
+    r"environmentalist|fan|lover))\b",
+    r"\bI have (?:a |an |no )?(?:[\w-]+ ){0,5}?(?:aversion|phobia|allergy|allergies|preference|"
+    r"dislike|fear|intolerance|distaste|policy|rule|habit|condition|disease|stance|need|interest|"
+    r"disdain|objection|tolerance|bias|issues|anxiety|disability|skin)\b",
+    r"\bI (?:find|consider) (?:[\w'-]+ ){1,8}?(?:ineffective|distracting|boring|tedious|hard|"
+    r"difficult|confusing|unengaging|disorienting|annoying|useless|overwhelming|stressful|"
+    r"uncomfortable|too \w+)\b",
+    r"\bI (?:get|feel|become) (?:\w+ )?(?:uncomfortable|anxious|nauseous|sick|overwhelmed|"
+    r"stressed)\b",
     r"\bmy (?:preference|rule|style|taste)\b", r"\bI want (?:my|all|every|things)\b",
-    r"\bI(?:'d| would) (?:rather|prefer)\b", r"\bI(?:'m| am) not (?:a fan|into|comfortable|keen)\b",
-    r"\bI (?:only|never|always|usually|mostly|tend to|try to|can only|cannot|can'?t|follow|have|"
-    r"need|must)\b",
+    r"\bI(?:'d| would) (?:rather|prefer)\b",
+    r"\bI (?:only|never|always|usually|mostly|tend to|try to|can only|cannot|can'?t)\b",
+]
+# references to the artefact being delivered right now ("the function you just wrote")
+_DEICTIC = [
+    r"\byou (?:just|already) (?:\w+ed|wrote|made|sent|gave|did|built|ran|took|put|left|got)\b",
+    r"\b(?:the|that|this) (?:\w+ ){0,3}you (?:\w+ed|wrote|made|sent|gave|did|built|ran|opened)\b",
+    r"\byour (?:last|latest|previous|most recent) \w+", r"\b(?:the )?(?:snippet|code|diff|reply|answer|"
+    r"output|patch|summary) above\b", r"\bthat last\b",
+    r"\b(?:in|on|to|from) (?:this|that) (?:file|function|class|method|module|line|snippet|"
+    r"test|script|diff|patch|pr|commit|branch|reply|answer|message)\b",
 ]
 # explicit project / repository scope ("in this repo", "in the billing-api project")
 _PROJECT_SCOPE = [
-    r"\b(?:in|for|across|within|throughout|on|to) (?:this|our|the|my) (?:current )?"
+    r"\b(?:in|for|across|within|throughout|on|to) (?:this|our|my) (?:current |whole |entire )?"
     + _PROJECT_NOUNS + r"\b(?!-wide)(?: only)?",
-    r"\b(?:in|for|across|within|throughout|on) (?:the |our |my )?(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
+    r"\b(?:in|for|across|within|throughout|on) (?:the |our |my )?(?!(?:this|that|a|an|same|every|"
+    r"each|any|all|other|new)\b)(?:[\w.\-/]+ ){0,2}(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
     r" (?:project|repo|repository|codebase|monorepo|service|package|app)\b",
     r"\b(?:in|for|across|within|throughout|on) (?:the )?(?:project|repo|repository|codebase) "
     r"(?P<name2>`?[A-Za-z0-9_][\w.\-/]*`?)",
@@ -158,15 +190,15 @@ _CONDITION_OPENERS = (
     r"writing|creating|opening|reviewing|updating|deleting|removing|renaming|bumping|deploying))"
 )
 _FILE_NOUNS = (
-    r"(?:files?|modules?|scripts?|tests?|test suites?|functions?|classes?|endpoints?|routes?|"
-    r"migrations?|notebooks?|components?|queries|query|schemas?|templates?|stylesheets?|configs?|"
-    r"configuration files?|handlers?|models?|views?|controllers?|packages?|crates?|docs?|"
-    r"documentation|dockerfiles?|workflows?|pipelines?|jobs?|apis?|code|sql|markdown|yaml|json|"
-    r"directories|directory|folders?)"
+    r"(?:files?|modules?|scripts?|notebooks?|migrations?|templates?|stylesheets?|configs?|"
+    r"configuration files?|dockerfiles?|workflows?|pipelines?|directories|directory|folders?|"
+    r"packages?|crates?|test suites?|sources?|codebases?|sql|markdown|yaml|json)"
 )
+_QUALIFIER = r"(?!(?:this|that|these|those|the|a|an|every|each|all|any|some|new|my|your|our)\b)"
 _CONDITION_RESTRICT = (
-    r"\b(?:for|in|on|to|within|inside|under|with) (?:any |all |every |each |the |our )?"
-    r"(?!this |that |these |those )(?:[\w.*/`'-]+ ){1,3}" + _FILE_NOUNS + r"\b"
+    r"\b(?:for|in|on|within|inside|under|when (?:editing|touching|changing|writing)) "
+    r"(?:any |all |every |each |the |our )?" + _QUALIFIER + r"(?:[\w.*/`'-]+ ){1,3}"
+    + _FILE_NOUNS + r"\b"
 )
 _EXCEPTION = (
     r"\b(?:unless|except(?: (?:when|for|in|if|on|where|that))?|excepting|other than|apart from|"
@@ -184,6 +216,8 @@ _LEAD_INS = (
     r"you need to|you have to|you'?ve got to|the rule is(?: that)?|i expect (?:you )?to|"
     r"try to|going forward|from now on)\b[\s,:]*"
 )
+_SAME_LENGTH = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
+                              "\u00a0": " "})
 _SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\s+[-\u2013\u2014]+\s+|\n+")
 
 
@@ -224,6 +258,7 @@ class Cues:
     preference: bool = False
     explicit_global: bool = False
     behavior_quote: str | None = None
+    deictic: bool = False
     spans: tuple[Span, ...] = field(default=(), repr=False)
 
     def features(self) -> dict[str, float]:
@@ -234,6 +269,7 @@ class Cues:
             "exception": float(self.exception is not None), "vague": float(self.vague),
             "retraction": float(self.retraction), "friction": float(self.friction),
             "preference": float(self.preference), "has_behavior": float(bool(self.behavior)),
+            "deictic": float(self.deictic),
         }
 
 
@@ -279,7 +315,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
-def _condition(text: str, blocked: list[Span]) -> Span | None:
+def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | None:
     """The activating clause: a when/if/whenever... clause or a file-type restriction."""
     def inside_blocked(i: int) -> bool:
         return any(b.start <= i < b.end for b in blocked)
@@ -308,7 +344,16 @@ def _condition(text: str, blocked: list[Span]) -> Span | None:
             continue
         a, b = _strip_span(text, m.start(), m.end())
         return Span("condition", a, b, text[a:b])
+    for m in _FRONTED_QUANT.finditer(text):
+        if inside_blocked(m.start()) or any(s.start <= m.start() < s.end for s in lasting):
+            continue
+        a, b = _strip_span(text, m.start(), m.end())
+        return Span("condition", a, b, text[a:b])
     return None
+
+
+_FRONTED_QUANT = re.compile(
+    r"(?:^|(?<=[,.;:]\s))(?:for|in|on|with|to) (?:any|every|each|all) [^,.;:!?]{3,80}(?=,)", _F)
 
 
 def _exception(text: str) -> Span | None:
@@ -375,8 +420,15 @@ def _is_friction_only(sentence: str) -> bool:
         _finditer(_FRICTION, sentence, "friction"))
 
 
+@lru_cache(maxsize=8192)
 def parse_cues(text: str) -> Cues:
-    """Read duration, scope, activation, exception, vagueness, retraction and friction cues."""
+    """Read duration, scope, activation, exception, vagueness, retraction and friction cues.
+
+    Pure and deterministic (results are memoised per text; ``Cues`` is immutable).
+    """
+    original = text
+    # same-length normalisation so offsets still index the original message
+    text = text.translate(_SAME_LENGTH)
     lasting = _finditer(_LASTING, text, "lasting")
     friction = _finditer(_FRICTION, text, "friction")
     temporary = _finditer(_TEMPORARY, text, "temporary")
@@ -384,6 +436,7 @@ def parse_cues(text: str) -> Cues:
     retraction = _finditer(_RETRACTION, text, "retraction")
     preference = _finditer(_PREFERENCE, text, "preference")
     project = _finditer(_PROJECT_SCOPE, text, "project")
+    deictic = _finditer(_DEICTIC, text, "deictic")
     explicit_global = _finditer(_GLOBAL_SCOPE, text, "global")
     # "this task" style spans that are really project nouns are handled by the project grammar;
     # a temporary span fully inside a project span is not temporary ("for this service's PRs")
@@ -392,7 +445,7 @@ def parse_cues(text: str) -> Cues:
     blocked = vague + temporary + project
     exception = _exception(text)
     blocked_cond = blocked + ([exception] if exception else [])
-    condition = _condition(text, blocked_cond)
+    condition = _condition(text, blocked_cond, lasting)
     if condition is not None and exception is not None and condition.start >= exception.start \
             and condition.end <= exception.end:
         condition = None
@@ -414,13 +467,22 @@ def parse_cues(text: str) -> Cues:
                     + [x for x in (condition, exception) if x is not None],
                     key=lambda s: s.start):
         a, b = _strip_span(text, s.start, s.end)
-        if b > a and text[a:b] not in quotes:
-            quotes.append(text[a:b])
-    if behavior_quote and behavior_quote in text and behavior_quote not in quotes:
+        if b > a and original[a:b] not in quotes:
+            quotes.append(original[a:b])
+    if behavior_quote:
+        at = text.find(behavior_quote)
+        behavior_quote = original[at:at + len(behavior_quote)] if at >= 0 else None
+    if behavior_quote and behavior_quote not in quotes:
         quotes.append(behavior_quote)
-    spans = tuple(sorted(lasting + friction + temporary + vague + retraction + preference + project
-                         + explicit_global + [x for x in (condition, exception) if x is not None],
-                         key=lambda s: s.start))
+    spans = tuple(Span(x.kind, x.start, x.end, original[x.start:x.end]) for x in sorted(
+        lasting + friction + temporary + vague + retraction + preference + project + explicit_global
+        + deictic + [x for x in (condition, exception) if x is not None], key=lambda s: s.start))
+    if condition is not None:
+        condition = Span("condition", condition.start, condition.end,
+                         original[condition.start:condition.end])
+    if exception is not None:
+        exception = Span("exception", exception.start, exception.end,
+                         original[exception.start:exception.end])
     return Cues(
         lasting=is_lasting,
         temporary=bool(temporary),
@@ -436,5 +498,6 @@ def parse_cues(text: str) -> Cues:
         preference=bool(preference),
         explicit_global=bool(explicit_global),
         behavior_quote=behavior_quote,
+        deictic=bool(deictic),
         spans=spans,
     )

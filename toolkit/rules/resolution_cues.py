@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from toolkit.rules.cues import parse_cues
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#'\-]*")
 
 STOP = frozenset("""
@@ -22,17 +24,19 @@ what which who whom whose when where why how all any each every some such only o
 into onto over under about after before up down out off more most less few much many if else
 im i'm you're that's it's don't dont doesn't didn't isn't aren't won't can't let's let
 one ones thing things stuff way like get got make made want wanted need needed go going
-sure kind bit lot
+sure kind bit lot always never stop don't dont avoid anymore rule rules policy
+preference preferences requirement requirements instruction instructions
 """.split())
 
 #: common but weak words: present in many rules, so they count little
 WEAK = frozenset("""
 use using used keep always never code file files write writing add adding put change changes
-time times work project repo thing answer answers response responses output default rule rules
+run running time times work project repo thing answer answers response responses output default rule rules
 prefer preferred start stop avoid try include include
 """.split())
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper so that ``commits``/``committing``/``commit`` meet."""
     w = word.lower().strip("'-")
@@ -45,7 +49,7 @@ def stem(word: str) -> str:
         if w.endswith(suf) and len(w) >= minlen:
             if suf == "es" and not re.search(r"(ss|x|ch|sh|z)es$", w):
                 continue
-            if suf == "s" and w.endswith(("ss", "us", "is")):
+            if suf == "s" and w.endswith(("ss", "us")):
                 continue
             w = w[: -len(suf)] + rep
             if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
@@ -64,7 +68,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "length": (("concise", "brief", "short", "shorter", "terse", "succinct", "compact", "tl;dr",
                 "minimal", "summary", "summarize", "summarise"),
                ("detailed", "verbose", "long", "longer", "lengthy", "thorough", "elaborate",
-                "in-depth", "comprehensive", "detail", "details", "explain", "extensive")),
+                "in-depth", "comprehensive", "detail", "details", "extensive")),
     "indent": (("tab", "tabs"), ("space", "spaces", "2-space", "4-space", "two-space",
                                  "four-space")),
     "quotes": (("single", "single-quoted"), ("double", "double-quoted")),
@@ -102,7 +106,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "naming": (("name", "names", "naming", "variable", "variables", "identifier",
                 "identifiers", "descriptive"), ()),
     "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
-    "linewidth": (("line", "lines", "width", "80", "100", "120", "characters", "wrap"), ()),
+    "linewidth": (("line", "lines", "width", "80", "100", "120", "characters", "chars", "wrap"), ()),
     "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
     "functions": (("function", "functions", "method", "methods", "helper", "helpers"), ()),
     "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
@@ -119,9 +123,56 @@ for _c, (_a, _b) in CONCEPTS.items():
         _CONCEPT_OF.setdefault(stem(_w), (_c, 1))
 
 
+_VALUE = re.compile(r"(?<![\w<])(\d+(?:\.\d+)?|[\w<>*-]*[._<>/][\w<>*./-]*\w[>]?)(?![\w>])")
+
+
+def values(text: str) -> set[str]:
+    """Specific values in ``text``: numbers and code-like tokens (``72``, ``test_<m>.py``)."""
+    return {v.lower().strip("./") for v in _VALUE.findall(text) if v.strip("./")}
+
+
+_NEGATOR = re.compile(r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|rather|over|"
+                      r"than|drop|ditch|quit|nor|against)$")
+_AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|,)$")
+
+
+def stance(text: str) -> dict[str, set[int]]:
+    """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
+    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|,", text.lower())
+    asked: dict[str, set[int]] = {}
+    rejected: dict[str, set[int]] = {}
+    for i, tok in enumerate(toks):
+        hit = _CONCEPT_OF.get(stem(tok.strip(".")))
+        if not hit or not CONCEPTS[hit[0]][1]:
+            continue
+        neg = False
+        for j in range(i - 1, max(-1, i - 4), -1):
+            if _AFFIRM.match(toks[j]):
+                break
+            if _NEGATOR.match(toks[j]) or (toks[j] == "of" and j > 0 and toks[j - 1] == "instead"):
+                neg = True
+                break
+        (rejected if neg else asked).setdefault(hit[0], set()).add(hit[1])
+    out = {c: set(p) for c, p in asked.items()}
+    contrastive = bool(CONTRAST.search(text))
+    for c, poles in rejected.items():
+        if c not in out:
+            if contrastive:
+                out[c] = {1 - p for p in poles}
+        else:
+            out[c] -= poles
+            if not out[c]:
+                out[c] = {1 - p for p in poles}
+    return out
+
+
 def content_stems(text: str) -> list[str]:
-    """Stems of the content words of ``text`` (stopwords dropped)."""
-    return [stem(w) for w in words(text) if w not in STOP and len(w) > 1]
+    """Stems of the content words of ``text`` (stopwords dropped; hyphenated words also split)."""
+    out = []
+    for w in words(text):
+        parts = [p for p in w.split("-") if p] if "-" in w.strip("-") else [w]
+        out.extend(stem(p) for p in parts if p not in STOP and len(p) > 1 and not p.isdigit())
+    return out
 
 
 def concepts(text: str) -> dict[str, set[int]]:
@@ -134,10 +185,15 @@ def concepts(text: str) -> dict[str, set[int]]:
     return out
 
 
+@lru_cache(maxsize=65536)
+def _index_terms(text: str) -> tuple[str, ...]:
+    stems = content_stems(text)
+    return tuple(stems + [f"@{c}" for c in sorted(concepts(text))])
+
+
 def index_terms(text: str) -> list[str]:
     """Retrieval terms: content stems plus ``@concept`` tokens."""
-    stems = content_stems(text)
-    return stems + [f"@{c}" for c in sorted(concepts(text))]
+    return list(_index_terms(text))
 
 
 def term_weight(term: str) -> float:
@@ -158,18 +214,26 @@ LASTING = _P(r"\b(from now on|going forward|moving forward|in (the )?future|from
              r"the time)|remember( that|:)?|make (it|this) a rule|for good|permanently|"
              r"anymore|any more|no longer|from today|as standard|(in|for) all future)\b")
 TEMPORARY = _P(r"\b(this time|just this once|this once|for now|for the moment|right now|"
-               r"for this (one|task|change|pr|fix|refactor|commit|file|run|answer|question|"
+               r"for this (\w+ ){0,2}(one|task|change|pr|fix|refactor|commit|file|run|answer|question|"
                r"request|ticket|script|function|bug|feature|diff|patch|session|reply|response)|"
                r"(only|just) (for|in) this (one|task|change|pr|fix|refactor|commit|file|answer|"
                r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
                r"today only|just today|in this (answer|reply|response|one)|here only|"
-               r"temporarily|for the time being|until (i|we) say|just for today|this particular)\b")
+               r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
+               r"today|tonight|(fix|change|sort) (it|that|this) later|"
+               r"this (answer|reply|response|one|output|summary|message)|"
+               r"^(could|can|would|will) you\b[^.!]*\?\s*$)\b")
 RETRACT = _P(r"(\bno longer (need|want|require|care|have to|must|should|bother)|"
              r"\b(don't|do not|dont) (need|have) to \w+.*\b(anymore|any more|again)\b|"
              r"\bno need to \w+.*\b(anymore|any more)\b|"
              r"\b(forget|ignore|drop|scrap|remove|delete|cancel|discard|disregard|retire|"
-             r"withdraw|undo|revoke) (about )?(my|the|that|this|your) (earlier |old |previous |"
-             r"former |original )?(rule|preference|instruction|request|requirement|note|guideline)|"
+             r"withdraw|undo|revoke|lose|kill|ditch) (about )?(my|the|that|this|your) (earlier |old |"
+             r"previous |former |original )?([\w/-]+ ){0,3}(rule|preference|instruction|request|"
+             r"requirement|note|guideline)s?\b|"
+             r"\bi (don't|do not|no longer) (need|want) (it|that|this|them|those)( rule)? "
+             r"(anymore|any more)\b|"
+             r"\bi (don't|do not|no longer) (need|want) (the|that|this|my|your|those|these) "
+             r"([\w/-]+ ){0,4}(rule|preference|requirement|instruction|guideline)s?\b|"
              r"\b(forget|disregard|ignore) (what|everything) i (said|told you)|"
              r"\bthat (rule|preference|requirement|instruction) (is|was) (no longer|obsolete|"
              r"gone|retired|dead|void)|"
@@ -191,7 +255,7 @@ RESTATE = _P(r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|
 
 _SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|module|monorepo)"
 PROJECT = _P(rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
-             rf"(in|for|within) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
+             rf"(in|for|within|to) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
              rf"{_SCOPE_WORDS}[- ]wide|(here|this {_SCOPE_WORDS}) only|only (here|in this "
              rf"{_SCOPE_WORDS}))\b")
 GLOBAL = _P(rf"\b(everywhere|in (all|every|any) {_SCOPE_WORDS}s?|across (all )?{_SCOPE_WORDS}s?|"
@@ -210,8 +274,13 @@ EXCEPTION = _P(r"\b(except( for| when| in| on| if)?|unless|apart from|other than
                r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
                r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
                r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
+               r"(is|are|'s|'re) (fine|ok|okay|allowed|acceptable|alright|permitted) "
+               r"(on|for|in|when|if|with|inside|under)|"
+               r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
+               r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
                r"doesn't apply to|does not apply to|no need (for|in|on|when))\b[^.;!?]*")
-NEGATION = _P(r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|"
+CONTRAST = _P(r"\b(instead|rather|over|not \w+(,| but)|, use|but use|in place of|versus|vs)\b")
+NEGATION = _P(r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|skip|"
               r"shouldn't|should not|mustn't|must not|can't|cannot|won't|no more)\b")
 DIRECTIVE = _P(r"\b(use|keep|add|write|put|make|run|avoid|stop|start|always|never|don't|"
                r"do not|prefer|please|should|must|need|want|be|give|show|include|leave|"
@@ -245,7 +314,7 @@ def _project_name(text: str) -> str | None:
     m = PROJECT.search(text)
     if not m:
         return None
-    named = re.search(rf"\b(?:in|for|within) (?:the )?([\w.\-]+) {_SCOPE_WORDS}\b", text, re.I)
+    named = re.search(rf"\b(?:in|for|within|to) (?:the )?([\w.\-]+) {_SCOPE_WORDS}\b", text, re.I)
     if named and named.group(1).lower() not in ("this", "that", "our", "the", "my", "your"):
         return named.group(1)
     named = re.search(rf"\b(?:in|for) {_SCOPE_WORDS} ([\w.\-]+)", text, re.I)
@@ -266,31 +335,38 @@ def strip_clauses(text: str, parts: tuple[str, ...]) -> str:
     return re.sub(r"\s+", " ", out).strip(" ,.;:")
 
 
+def _add_clause(found: tuple[str, ...], extra: str | None) -> tuple[str, ...]:
+    if not extra or any(extra in f or f in extra for f in found):
+        return found
+    return found + (extra,)
+
+
 @lru_cache(maxsize=4096)
 def segment_cues(text: str) -> SegmentCues:
-    """Parse one clause with the resolution cue grammar."""
+    """Parse one clause: the shared admission grammar (``parse_cues``) plus resolution cues."""
+    shared = parse_cues(text)
     low = text.lower()
-    conds = _clauses(CONDITION, text)
-    excs = _clauses(EXCEPTION, text)
+    conds = _add_clause(_clauses(CONDITION, text), shared.condition)
+    excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
-    temporary = bool(TEMPORARY.search(low))
-    lasting = bool(LASTING.search(low))
+    temporary = bool(TEMPORARY.search(low)) or shared.temporary
+    lasting = bool(LASTING.search(low)) or shared.lasting
     if temporary:
         conds = tuple(c for c in conds if not TEMPORARY.search(c.lower()))
-    proj = _project_name(text)
+    proj = _project_name(text) or shared.project or ("this" if shared.scope == "project" else None)
     scope_parts = tuple(m.group(0) for m in PROJECT.finditer(text))
     behavior = strip_clauses(text, conds + excs + scope_parts)
     return SegmentCues(
         text=text, lasting=lasting, temporary=temporary and not lasting,
         retraction=bool(RETRACT.search(low)), replacement=bool(REPLACE.search(low)),
-        restatement=bool(RESTATE.search(low)), negated=bool(NEGATION.search(behavior.lower())),
-        project=proj, global_scope=bool(GLOBAL.search(low)), conditions=conds, exceptions=excs,
+        restatement=bool(RESTATE.search(low)) or shared.friction, negated=bool(NEGATION.search(behavior.lower())),
+        project=proj, global_scope=bool(GLOBAL.search(low)) or shared.explicit_global, conditions=conds, exceptions=excs,
         directive=bool(DIRECTIVE.search(low)) or bool(concepts(text)), behavior=behavior or text,
         quotes=(text,),
     )
 
 
-_SENT = re.compile(r"[^.!?;\n]+(?:[.!?;]+|$)")
+_SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
 _BUNDLE = re.compile(r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
                      r"and another thing|oh and|and,? one more thing)\b\s*", re.I)
 

@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from toolkit.records import Rule
 from toolkit.rules.resolution_cues import index_terms, term_weight
@@ -65,12 +66,53 @@ class RuleIndex:
         return ranked[:k]
 
 
-def overlap(query: str, text: str) -> float:
-    """Weighted share of the query's terms found in ``text`` (0..1), symmetric-ish F-measure."""
-    q, t = set(index_terms(query)), set(index_terms(text))
+@cache
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(index_terms(text))
+
+
+@cache
+def background_df() -> tuple[int, dict[str, int]]:
+    """Document frequencies of terms over the distractor grammar (a generic rule corpus)."""
+    from toolkit.rules.distractors import distractor_pool
+
+    df: Counter = Counter()
+    pool = distractor_pool()
+    for r in pool:
+        df.update(_terms(rule_text(r)))
+    return len(pool), dict(df)
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """Term informativeness: lexicon strength x IDF over a background corpus plus the library."""
+
+    n: int
+    df: dict[str, int]
+
+    @classmethod
+    def for_rules(cls, rules: Sequence[Rule]) -> TermWeights:
+        """Weights for resolving against ``rules`` (the library adds to the background counts)."""
+        n, bg = background_df()
+        df = Counter(bg)
+        for r in rules:
+            df.update(_terms(rule_text(r)))
+        return cls(n + len(rules), dict(df))
+
+    def __call__(self, term: str) -> float:
+        idf = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+        return term_weight(term) * idf
+
+
+def overlap(query: str, text: str, weights: TermWeights | None = None) -> float:
+    """Weighted F-measure of the terms ``query`` and ``text`` share (0..1)."""
+    q, t = _terms(query), _terms(text)
     if not q or not t:
         return 0.0
-    common = sum(term_weight(x) for x in q & t)
-    pq = common / sum(term_weight(x) for x in q)
-    pt = common / sum(term_weight(x) for x in t)
-    return 0.0 if common == 0 else 2 * pq * pt / (pq + pt)
+    w = weights or term_weight
+    common = sum(w(x) for x in q & t)
+    if common == 0:
+        return 0.0
+    pq = common / sum(w(x) for x in q)
+    pt = common / sum(w(x) for x in t)
+    return 2 * pq * pt / (pq + pt)

@@ -1,0 +1,144 @@
+"""Offline correction admission: the contract, the done-when bars, dev-only fitting, determinism."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+from toolkit.datasets.jsonl import read_jsonl
+from toolkit.llm import Gateway
+from toolkit.paper import fixtures_dir
+from toolkit.records import AdmissionInput, AdmissionOutput, Message
+from toolkit.rules.admission import admit_offline, admit_records, admit_text, detect_signal
+from toolkit.rules.admission_eval import load_split, score_rows, summary_counts
+from toolkit.rules.classifier import AdmissionClassifier, load_dev
+
+OFFLINE = Gateway().model("offline")
+
+
+def test_records_follow_the_contract_and_quotes_are_exact() -> None:
+    records, _ = load_split("heldout")
+    out = admit_records(records, OFFLINE)
+    assert [o.id for o in out] == [r.id for r in records]
+    texts = {r.id: r.text for r in records}
+    for o in out:
+        AdmissionOutput.model_validate(o.model_dump())
+        assert all(q in texts[o.id] for q in o.quotes)
+        if o.decision == "persist":
+            assert o.quotes, f"{o.id} persisted without a grounding quote"
+            assert o.scope in ("global", "project") and o.behavior
+        else:
+            assert o.scope is None and o.activation is None
+
+
+def test_heldout_bars_offline() -> None:
+    records, gold = load_split("heldout")
+    rows = [a.as_dict() for a in admit_offline(records)]
+    c = summary_counts(score_rows(rows, gold))
+    assert c["erroneous_persistence"] == (0, 72)
+    k, n = c["persistent_recall"]
+    assert n == 120 and k / n >= 0.90
+    k, n = c["structural"]
+    assert n == 192 and k / n >= 0.85
+
+
+# written for this test in wordings absent from both fixture files (framing -> expectation)
+OTHERS = [
+    (1, "Don't ever leave commented-out code behind, please."),
+    (1, "For all future work, keep PR titles under 60 characters."),
+    (2, "This repo uses yarn, not npm. Stick to yarn here."),
+    (2, "Within our kestrel codebase, all timestamps are UTC."),
+    (3, "Each time you open a pull request, add the needs-review label."),
+    (3, "From this point on, if a function takes more than three arguments, use a dataclass."),
+    (4, "For the helios service, if you add an env var, document it in .env.example."),
+    (4, "In this repository, whenever you change the proto files, regenerate the stubs."),
+    (5, "This is the third time I'm telling you: don't reformat unrelated code."),
+    (5, "How often do I need to repeat this? No force pushes."),
+    (6, "In this particular case you can hard-code the port."),
+    (6, "For the time being, keep the old endpoint around."),
+    (7, "Your last answer missed the empty-list edge case - handle it."),
+    (7, "Could you add a retry to that HTTP call?"),
+    (8, "Try to add examples to docstrings now and again."),
+    (8, "Split big PRs if it seems like a good idea."),
+]
+EXPECT = {1: ("persist", "global", False), 2: ("persist", "project", False),
+          3: ("persist", "global", True), 4: ("persist", "project", True),
+          5: ("persist", "global", False), 6: ("task_local", None, False),
+          7: ("task_local", None, False), 8: ("defer", None, False)}
+
+
+def test_holds_on_wordings_written_elsewhere() -> None:
+    recs = [AdmissionInput(id=f"o{i}", text=t) for i, (_, t) in enumerate(OTHERS)]
+    out = admit_records(recs, OFFLINE)
+    wrong_persist = [o.id for (f, _), o in zip(OTHERS, out, strict=True)
+                     if EXPECT[f][0] != "persist" and o.decision == "persist"]
+    assert wrong_persist == []
+    right = sum((o.decision, o.scope, o.conditional) == EXPECT[f]
+                for (f, _), o in zip(OTHERS, out, strict=True))
+    assert right >= 14
+
+
+def test_classifier_is_fit_on_development_files_only(tmp_path: Path) -> None:
+    (tmp_path / "admission").mkdir()
+    for name in ("dev.jsonl", "dev.gold.jsonl"):
+        shutil.copy(fixtures_dir() / "admission" / name, tmp_path / "admission" / name)
+    texts, labels = load_dev(tmp_path)  # no held-out file present: fitting still works
+    assert len(texts) == 64 and set(labels) == {"persist", "task_local", "defer"}
+    heldout = {r.text for r in read_jsonl(fixtures_dir() / "admission" / "heldout.jsonl",
+                                          AdmissionInput)}
+    assert not heldout & set(texts)
+    clf = AdmissionClassifier().fit(texts, labels)
+    assert clf.classes_.tolist() == ["defer", "persist", "task_local"]
+    assert (clf.predict(texts) == labels).mean() >= 0.9
+
+
+def test_output_is_independent_of_order() -> None:
+    records, _ = load_split("heldout")
+    shuffled = records[:]
+    random.Random(3).shuffle(shuffled)
+    a = {o.id: o.model_dump_json() for o in admit_records(records, OFFLINE)}
+    b = {o.id: o.model_dump_json() for o in admit_records(shuffled, OFFLINE)}
+    assert a == b
+
+
+def test_no_signal_and_context_resolution() -> None:
+    assert not detect_signal("Thanks!")
+    assert admit_text("Thanks!").decision == "task_local"
+    ctx = [{"role": "assistant", "content": "I added a print() call to trace the loop. Done."}]
+    a = admit_text("From now on, don't do that.", context=ctx)
+    assert a.decision == "persist"
+    assert "print() call" in (a.behavior or "")
+    assert all(q in "From now on, don't do that." for q in a.quotes)
+    rec = AdmissionInput(id="x", text="From now on, don't do that.",
+                         context=[Message(**ctx[0])])
+    assert admit_offline([rec])[0].behavior == a.behavior
+
+
+def test_exceptions_and_activation_are_extracted() -> None:
+    a = admit_text("Going forward, for Python files, use black unless the file is generated.")
+    assert a.decision == "persist" and a.conditional
+    assert a.activation == "for Python files"
+    assert a.exceptions == ("unless the file is generated",)
+
+
+def test_cli_admit_writes_one_valid_record_per_input(tmp_path: Path) -> None:
+    from toolkit.cli import main
+
+    src = fixtures_dir() / "admission" / "heldout.jsonl"
+    out = tmp_path / "out.jsonl"
+    assert main(["admit", str(src), "-o", str(out)]) == 0
+    got = [AdmissionOutput.model_validate_json(x) for x in out.read_text().splitlines()]
+    assert len(got) == 192
+
+
+def test_cli_admit_rejects_bad_input(tmp_path: Path, capsys) -> None:
+    from toolkit.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "a", "text": "ok"}) + "\n" + json.dumps({"id": "b"}) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["admit", str(bad), "-o", str(out)]) == 1
+    assert "bad.jsonl:2" in capsys.readouterr().err
+    assert not out.exists()

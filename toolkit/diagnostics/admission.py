@@ -1,0 +1,218 @@
+"""Correction admission and rule extraction (TellOnce App. D.1, Tables 11-12), plus PrefEval.
+
+Runs every model in ``ctx.models`` over the 192 held-out instructions (24 behaviours x 8
+framings), scores decisions against the framing-fixed gold labels, and puts ours beside the
+paper's figures with Wilson intervals (and a behaviour-clustered bootstrap). The PrefEval part
+sends all 1,000 explicit preferences through the first model's admission and groups the
+outcomes by reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolkit.diagnostics.result import Result, compare_rows
+from toolkit.metrics import bootstrap_ci, wilson_ci
+from toolkit.paper import fixtures_dir, paper_figures
+from toolkit.records import AdmissionInput
+from toolkit.rules.admission import REASONS, admit_detailed
+from toolkit.rules.admission_eval import (
+    FRAMINGS,
+    framing_confusion,
+    load_split,
+    score_rows,
+    summary_counts,
+)
+from toolkit.runs import RunContext
+from toolkit.viz import heatmap, ours_vs_paper
+
+_LABELS = {
+    "task_local_rejected": "task-local rejected",
+    "underspecified_deferred": "underspecified deferred",
+    "erroneous_persistence": "erroneous persistence",
+    "persistent_recall": "persistent recall",
+    "structural": "complete structural decision",
+}
+_BOOT_COLUMN = {
+    "task_local_rejected": ("task_local", "decision_ok"),
+    "underspecified_deferred": ("defer", "decision_ok"),
+    "persistent_recall": ("persist", "decision_ok"),
+    "structural": (None, "structural_ok"),
+}
+
+
+def _slug(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", model).strip("_") or "model"
+
+
+def _admit(ctx: RunContext, model: str, stage: str, records: list[AdmissionInput]) -> list[dict]:
+    """Admission rows for ``records`` through ``ctx.map_items`` (logged, resumable)."""
+    chat = ctx.chat_model(model)
+
+    def batch(items: list[AdmissionInput]) -> list[dict[str, Any]]:
+        return [a.as_dict() for a in admit_detailed(items, chat, seed=ctx.seed)]
+
+    return ctx.map_items(stage, records, batch, key=lambda r: r.id)
+
+
+def _boot(scored: pd.DataFrame, name: str, seed: int) -> tuple[float, float]:
+    """Behaviour-clustered bootstrap CI for one Table 11 rate."""
+    if name == "erroneous_persistence":
+        sub = scored[(~scored.unknown) & (scored.gold_decision != "persist")]
+        vals = (sub.decision == "persist").to_numpy(dtype=float)
+    else:
+        gold, col = _BOOT_COLUMN[name]
+        sub = scored[~scored.unknown]
+        if gold is not None:
+            sub = sub[sub.gold_decision == gold]
+        vals = sub[col].to_numpy(dtype=float)
+    if len(vals) == 0:
+        return float("nan"), float("nan")
+    return bootstrap_ci(vals, np.mean, n_resamples=1000, random_state=seed,
+                        groups=sub.behavior_id.to_numpy())
+
+
+def table11(scored: pd.DataFrame, paper: dict[str, Any], seed: int) -> pd.DataFrame:
+    """Table 11 rows: ours (rate and k/n) beside the paper, Wilson and bootstrap CIs."""
+    counts = summary_counts(scored)
+    rows = []
+    for name, label in _LABELS.items():
+        k, n = counts[name]
+        pk, pn = paper[name]["k"], paper[name]["n"]
+        lo, hi = wilson_ci(k, n)
+        blo, bhi = _boot(scored, name, seed)
+        rows.append({"metric": label, "ours": k / n if n else float("nan"), "paper": pk / pn,
+                     "n": n, "ci_low": lo, "ci_high": hi, "ours_k": f"{k}/{n}",
+                     "paper_k": f"{pk}/{pn}", "boot_low": blo, "boot_high": bhi})
+    return compare_rows(rows)
+
+
+def table12(per_model: dict[str, pd.DataFrame], paper_rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Table 12: the structural decision (and Table 11's counts) for every model, with the paper's."""
+    rows = []
+    for model, scored in per_model.items():
+        c = summary_counts(scored)
+        k, n = c["structural"]
+        lo, hi = wilson_ci(k, n)
+        rows.append({
+            "source": "ours", "model": model, "structural": f"{k}/{n}",
+            "structural_rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi,
+            "underspecified_deferred": "{}/{}".format(*c["underspecified_deferred"]),
+            "task_local_rejected": "{}/{}".format(*c["task_local_rejected"]),
+            "erroneous_persistence": "{}/{}".format(*c["erroneous_persistence"]),
+            "persistent_recall": "{}/{}".format(*c["persistent_recall"]),
+            "unknown": int(scored.unknown.sum()),
+        })
+    for p in paper_rows:
+        k, n = p["structural"]["k"], p["structural"]["n"]
+        lo, hi = wilson_ci(k, n)
+        d = p["underspecified_deferred"]
+        rows.append({"source": "paper", "model": p["model"], "structural": f"{k}/{n}",
+                     "structural_rate": k / n, "ci_low": lo, "ci_high": hi,
+                     "underspecified_deferred": f"{d['k']}/{d['n']}", "task_local_rejected": None,
+                     "erroneous_persistence": None, "persistent_recall": None, "unknown": None})
+    return pd.DataFrame(rows)
+
+
+def errors_table(per_model: dict[str, pd.DataFrame], texts: dict[str, str]) -> pd.DataFrame:
+    """Every structurally wrong (or unknown) held-out decision, per model."""
+    frames = []
+    for model, scored in per_model.items():
+        bad = scored[~scored.structural_ok].copy()
+        bad.insert(0, "model", model)
+        bad["text"] = bad["id"].map(texts)
+        frames.append(bad)
+    cols = ["model", "id", "framing", "gold_decision", "gold_scope", "gold_conditional", "decision",
+            "scope", "conditional", "activation", "reason", "text"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def prefeval_part(ctx: RunContext) -> tuple[pd.DataFrame | None, str]:
+    """All PrefEval explicit preferences through admission: share persisted, rest by reason."""
+    if ctx.data_dir is None:
+        return None, ("PrefEval: skipped - no shared data directory was found (set "
+                      "PREFMEM_DATA_DIR or place the data in ../shared/data).")
+    from toolkit.datasets.prefeval import explicit_dir, load_explicit_preferences
+
+    prefs = load_explicit_preferences(ctx.data_dir)
+    ctx.record_input(explicit_dir(ctx.data_dir))
+    limit = ctx.options.get("prefeval_n")
+    if limit is None and ctx.quick and not ctx.chat_model().is_offline:
+        limit = 100
+    if limit is not None:
+        prefs = prefs[: int(limit)]
+    records = [AdmissionInput(id=p.id, text=p.preference) for p in prefs]
+    rows = _admit(ctx, ctx.model, f"prefeval-{_slug(ctx.model)}", records)
+    df = pd.DataFrame(rows)
+    n_known = int((df.status == "ok").sum())
+    grouped = (df.groupby(["decision", "reason"], dropna=False).size().rename("count")
+               .reset_index().sort_values(["count", "decision", "reason"],
+                                          ascending=[False, True, True], kind="mergesort"))
+    grouped["description"] = grouped["reason"].map(REASONS)
+    grouped["share"] = grouped["count"] / max(len(df), 1)
+    k = int(((df.decision == "persist") & (df.status == "ok")).sum())
+    lo, hi = wilson_ci(k, n_known)
+    note = (f"PrefEval explicit preferences ({ctx.model}): {k}/{n_known} persisted "
+            f"({k / max(n_known, 1):.1%}, Wilson 95% CI {lo:.1%}-{hi:.1%}); "
+            f"{int((df.status != 'ok').sum())} unknown. The rest are grouped by reason below. "
+            "These are standing first-person preferences, so a high persisted share is expected.")
+    return grouped.reset_index(drop=True)[["decision", "reason", "description", "count", "share"]], note
+
+
+def run(ctx: RunContext) -> Result:
+    """Tables 11-12, per-framing confusion heatmaps, the error list and the PrefEval breakdown."""
+    records, gold = load_split("heldout")
+    d = fixtures_dir() / "admission"
+    ctx.record_input(d / "heldout.jsonl")
+    ctx.record_input(d / "heldout.gold.jsonl")
+    ctx.record_input(d / "dev.jsonl")
+    ctx.record_input(d / "dev.gold.jsonl")
+    if any(not ctx.chat_model(m).is_offline for m in ctx.models):
+        ctx.record_prompt("admission")
+    paper = paper_figures("admission")["figures"]
+    texts = {r.id: r.text for r in records}
+    per_model: dict[str, pd.DataFrame] = {}
+    figures: dict[str, Any] = {}
+    for model in ctx.models:
+        rows = _admit(ctx, model, f"heldout-{_slug(model)}", records)
+        per_model[model] = score_rows(rows, gold)
+    first = ctx.models[0]
+    t11 = table11(per_model[first], paper["table11"], ctx.seed)
+    t12 = table12(per_model, paper["table12"])
+    conf = framing_confusion(per_model[first])
+    for model, scored in per_model.items():
+        figures[f"confusion_{_slug(model)}"] = heatmap(
+            framing_confusion(scored), title=f"Admission by framing ({model}, n={len(scored)})")
+    figures["table11"] = ours_vs_paper(t11, title=f"Table 11: ours ({first}) vs paper")
+    errs = errors_table(per_model, texts)
+    tables = {"table11": t11, "table12": t12, "framing_confusion": conf.reset_index(),
+              "errors": errs}
+    c = summary_counts(per_model[first])
+    text = [
+        f"Held-out controlled instruction set: {len(records)} instructions (24 behaviours x 8 "
+        f"framings: {sum(1 for g in gold.values() if g.decision == 'persist')} persist, "
+        f"{sum(1 for g in gold.values() if g.decision == 'task_local')} task-local, "
+        f"{sum(1 for g in gold.values() if g.decision == 'defer')} defer). The offline method is "
+        "fit on the 64-instruction development set only. Seed "
+        f"{ctx.seed}; CIs: Wilson 95% (ci_*) and a bootstrap over behaviours (boot_*).",
+        f"{first}: structural {c['structural'][0]}/{c['structural'][1]}, erroneous persistence "
+        f"{c['erroneous_persistence'][0]}/{c['erroneous_persistence'][1]}, persistent recall "
+        f"{c['persistent_recall'][0]}/{c['persistent_recall'][1]} "
+        f"(paper: 175/192, 0/72, 113/120).",
+        "Framings: " + "; ".join(f"{f} {n}" for f, (n, *_r) in FRAMINGS.items()) + ".",
+    ]
+    if not ctx.options.get("skip_prefeval"):
+        pref_table, note = prefeval_part(ctx)
+        text.append(note)
+        if pref_table is not None:
+            tables["prefeval_reasons"] = pref_table
+    meta = {"n_heldout": len(records), "models": list(ctx.models), "seed": ctx.seed,
+            "counts": {m: summary_counts(s) for m, s in per_model.items()},
+            "unknown": {m: int(s.unknown.sum()) for m, s in per_model.items()}}
+    return Result(name="admission", tables=tables, figures=figures, text=text, meta=meta)

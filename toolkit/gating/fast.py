@@ -1,0 +1,180 @@
+"""Vectorised gating runs: many hyper-parameter configurations (and budgets) of one user at once.
+
+Same learner as :mod:`toolkit.gating.reference` (Algorithm 1 with censored and pending
+feedback), but
+
+* all C configurations advance together, session by session, as stacked (C, d, d) systems;
+* the ridge matrix gets one batched rank-k update per session (the session's added facts)
+  and is inverted once per session for all facts and configurations;
+* the FIFO bank is not simulated: a FIFO bank holds the last B added facts, so "stored
+  during session h" is a comparison of add counts (see :func:`toolkit.gating.env.fifo_kept`).
+
+Only FIFO eviction is vectorised; other rules go through the reference environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from toolkit.gating.env import UserStream, fifo_kept
+
+__all__ = ["UCBGrid", "FastEpisodes", "fast_ucb", "fast_static", "capacity_levels_run"]
+
+
+@dataclass
+class UCBGrid:
+    """C configurations: arrays of length C (``mu_prior`` is (C, d) or None for zeros)."""
+
+    budget: np.ndarray
+    lam: np.ndarray
+    alpha: np.ndarray
+    tau: np.ndarray
+    m: np.ndarray
+    kappa: np.ndarray
+    mu_prior: np.ndarray | None = None
+    meta: list[dict] = field(default_factory=list)
+    feedback: str = "wait"
+
+    def __post_init__(self) -> None:
+        self.budget = np.asarray(self.budget, dtype=np.int64).reshape(-1)
+        c = len(self.budget)
+        for name in ("lam", "alpha", "tau", "kappa"):
+            setattr(self, name, np.broadcast_to(np.asarray(getattr(self, name), dtype=np.float64),
+                                                (c,)).copy())
+        self.m = np.broadcast_to(np.asarray(self.m, dtype=np.int64), (c,)).copy()
+
+    def __len__(self) -> int:
+        return len(self.budget)
+
+    @classmethod
+    def from_rows(cls, rows: list[dict], mu_prior: np.ndarray | None = None,
+                  feedback: str = "wait") -> UCBGrid:
+        """From dicts with keys budget, lam, alpha, tau, m, kappa (extra keys kept in ``meta``)."""
+        get = lambda k, default=None: [r.get(k, default) for r in rows]  # noqa: E731
+        return cls(budget=get("budget"), lam=get("lam"), alpha=get("alpha"), tau=get("tau"),
+                   m=get("m"), kappa=get("kappa", 1.0), mu_prior=mu_prior, meta=list(rows),
+                   feedback=feedback)
+
+
+@dataclass
+class FastEpisodes:
+    """Per configuration: decisions (C, N), |H'| (C,), |H| and the index (C, N) when asked."""
+
+    added: np.ndarray
+    kept: np.ndarray
+    total: int
+    index: np.ndarray | None = None
+
+
+def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
+             return_index: bool = False) -> FastEpisodes:
+    """Algorithm 1 for every configuration in ``grid`` on one user's stream (FIFO bank)."""
+    if grid.feedback not in ("wait", "running"):
+        raise ValueError(f"feedback {grid.feedback!r}: use 'wait' or 'running'")
+    running = grid.feedback == "running"
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    C = len(grid)
+    sess = stream.sessions
+    first = stream.first_hit
+    delay = stream.delays
+    budget = grid.budget
+    lam, alpha, m = grid.lam, grid.alpha, grid.m
+    thresh = grid.kappa * grid.tau
+    prior = np.zeros((C, d)) if grid.mu_prior is None else np.asarray(grid.mu_prior, np.float64)
+    XX = (X[:, :, None] * X[:, None, :]).reshape(n, d * d)  # x x^T per fact, flattened
+    V = lam[:, None, None] * np.eye(d)[None]
+    b = lam[:, None] * prior
+    cum = np.zeros(C, dtype=np.int64)  # adds so far
+    rank = np.zeros((C, n), dtype=np.int64)
+    added = np.zeros((C, n), dtype=bool)
+    flipped = np.zeros((C, n), dtype=bool)
+    ptr = np.zeros(C, dtype=np.int64)  # "wait": facts before ptr[c] were considered for V, b
+    index = np.full((C, n), np.nan) if return_index else None
+    slices = stream.session_slices()
+    m_max = int(m.max()) if C else 0
+    # facts whose first hit falls in (previous decision session, this one]
+    order = np.argsort(np.where(first >= 0, first, np.iinfo(np.int64).max), kind="stable")
+    fh_sorted = first[order]
+    n_used = int((first >= 0).sum())
+    prev = -np.inf
+    for t, a, z in slices:
+        lo = np.searchsorted(fh_sorted[:n_used], prev, side="right")
+        hi = np.searchsorted(fh_sorted[:n_used], t, side="right")
+        J = order[lo:hi]
+        if len(J):
+            ok = (added[:, J] & (cum[:, None] - rank[:, J] < budget[:, None])
+                  & (delay[J][None, :] <= m[:, None]) & ~flipped[:, J])
+            if running:
+                b += ok.astype(np.float64) @ X[J]
+            flipped[:, J] |= ok
+        prev = t
+        if not running:  # windows that closed: the censored label joins the ridge system
+            ends = np.searchsorted(sess, t - m, side="right")
+            lo, hi = int(ptr.min()), int(ends.max())
+            if hi > lo:
+                rr = np.arange(lo, hi)
+                new = (rr[None, :] >= ptr[:, None]) & (rr[None, :] < ends[:, None]) & added[:, rr]
+                Nw = new.astype(np.float64)
+                V += (Nw @ XX[lo:hi]).reshape(C, d, d)
+                b += (Nw * flipped[:, rr]) @ X[rr]
+            ptr = np.maximum(ptr, ends)
+        Xs = X[a:z]
+        # one batched solve gives theta = V^-1 b and V^-1 x for the session's facts
+        rhs = np.concatenate([b[:, :, None], np.broadcast_to(Xs.T, (C, d, z - a))], axis=2)
+        sol = np.linalg.solve(V, rhs)
+        theta = sol[:, :, 0]
+        W = sol[:, :, 1:].transpose(0, 2, 1)  # (C, n, d): x^T V^-1 per fact and config
+        score = theta @ Xs.T  # (C, n)
+        width = np.sqrt(np.maximum((W * Xs[None]).sum(axis=2), 0.0))
+        r0 = int(np.searchsorted(sess, t - m_max, side="right"))
+        if running and r0 < a:
+            R = slice(r0, a)
+            P = added[:, R] & ~flipped[:, R] & ((t - sess[R])[None, :] < m[:, None])
+            if P.any():
+                G = np.abs(W @ X[R].T)  # (C, n, r)
+                bias = np.einsum("cnr,cr->cn", G, P.astype(np.float64))
+            else:
+                bias = 0.0
+        else:
+            bias = 0.0
+        idx = score + alpha[:, None] * width + bias
+        dec = idx >= thresh[:, None]
+        if index is not None:
+            index[:, a:z] = idx
+        rank[:, a:z] = cum[:, None] + np.cumsum(dec, axis=1)
+        cum += dec.sum(axis=1)
+        added[:, a:z] = dec
+        if running:
+            D = dec.astype(np.float64)
+            V += (D @ XX[a:z]).reshape(C, d, d)
+    kept = fifo_kept(stream, added, budget)
+    return FastEpisodes(added, kept, stream.n_hits, index)
+
+
+def fast_static(stream: UserStream, add: np.ndarray, budgets: np.ndarray) -> FastEpisodes:
+    """Fixed decision vectors (C, N) under FIFO budgets (C,)."""
+    add = np.atleast_2d(np.asarray(add, dtype=bool))
+    return FastEpisodes(add, fifo_kept(stream, add, budgets), stream.n_hits)
+
+
+def capacity_levels_run(stream: UserStream, by_level: np.ndarray, budgets: np.ndarray,
+                        cuts: tuple[float, float] = (1 / 3, 2 / 3)) -> FastEpisodes:
+    """Capacity-aware gates: each session uses the decision for the bank's fill at its start.
+
+    ``by_level`` is (3, N): decisions under the *vacant*, *filling* and *nearly full* prompts.
+    Under FIFO the fill is ``min(adds so far, B) / B``.
+    """
+    budgets = np.asarray(budgets, dtype=np.int64).reshape(-1)
+    C = len(budgets)
+    added = np.zeros((C, stream.n), dtype=bool)
+    cum = np.zeros(C, dtype=np.int64)
+    for _, a, z in stream.session_slices():
+        fill = np.minimum(cum, budgets) / np.maximum(budgets, 1)
+        level = np.where(fill < cuts[0], 0, np.where(fill < cuts[1], 1, 2))
+        dec = by_level[level, a:z]
+        added[:, a:z] = dec
+        cum += dec.sum(axis=1)
+    return FastEpisodes(added, fifo_kept(stream, added, budgets), stream.n_hits)

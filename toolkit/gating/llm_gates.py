@@ -1,0 +1,139 @@
+"""LLM-Greedy and LLM-Context-Aware gates: offline cue grammar or a model through the gateway.
+
+Both return a decision per fact for every capacity level the prompt can state (one row when
+the gate ignores capacity, three for ``vacant``/``filling``/``full``); the bank simulation then
+picks the row that matches the bank's fill at the start of each session. This keeps model calls
+independent of the budget, so one set of calls serves every budget.
+
+Unknown model answers (malformed twice) are counted and the fact is *stored* (the
+admit-everything default of today's memory systems); they are never scored as a decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from toolkit.gating.env import UserStream
+from toolkit.gating.rubric import (
+    LEVELS,
+    context_overlap,
+    rubric_decision,
+    rubric_score,
+    summarize_session,
+)
+from toolkit.llm import ChatModel, StructuredRequest, load_prompt
+
+__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions", "capacity_text"]
+
+
+class GateAnswer(BaseModel):
+    """A model's admission decision for one fact."""
+
+    model_config = ConfigDict(extra="ignore")
+    category: str = ""
+    store: bool
+
+
+class SummaryAnswer(BaseModel):
+    """A model's note on one session."""
+
+    model_config = ConfigDict(extra="ignore")
+    summary: str
+
+
+@dataclass
+class GateDecisions:
+    """Decisions (levels, N), the level names, unknown answers and model calls made."""
+
+    by_level: np.ndarray
+    levels: tuple[str, ...]
+    unknown: int = 0
+    calls: int = 0
+
+
+def capacity_text(level: str) -> str:
+    """The room-check paragraph for a capacity level (from ``gating_capacity_levels.md``)."""
+    for line in load_prompt("gating_capacity_levels").text.splitlines():
+        name, _, text = line.partition(":")
+        if name.strip() == level:
+            return text.strip()
+    raise KeyError(level)
+
+
+def _session_summaries(stream: UserStream, model: ChatModel | None) -> tuple[list[str], int, int]:
+    slices = stream.session_slices()
+    texts = [list(stream.texts[a:b]) for _, a, b in slices]
+    if model is None or model.is_offline:
+        return [summarize_session(t) for t in texts], 0, 0
+    prompt = load_prompt("gating_summary")
+    reqs = [StructuredRequest(
+        messages=({"role": "system", "content": prompt.system},
+                  {"role": "user", "content": prompt.render_user(facts="\n".join(f"- {x}" for x in t))}),
+        schema=SummaryAnswer, role="gating-summary", prompt_version=prompt.version,
+        id=f"{stream.user}/s{ses}") for (ses, _, _), t in zip(slices, texts, strict=True)]
+    outs = model.run(reqs, desc="session summaries")
+    unknown = sum(not o.ok for o in outs)
+    # an unknown summary falls back to the offline note, so the history stays complete
+    return [o.value.summary if o.ok else summarize_session(t)
+            for o, t in zip(outs, texts, strict=True)], unknown, len(reqs)
+
+
+def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
+                   model: ChatModel | None = None, n_summaries: int = 3) -> GateDecisions:
+    """Decisions of the greedy (``context=False``) or context-aware gate for one user."""
+    levels: tuple[str, ...] = LEVELS if capacity_aware else ("any",)
+    n = stream.n
+    slices = stream.session_slices()
+    summaries: list[str] = []
+    unknown = calls = 0
+    if context:
+        summaries, unknown, calls = _session_summaries(stream, model)
+    history: list[str] = []  # per fact: recent summaries before its session
+    dialogue: list[str] = []
+    for k, (_, a, b) in enumerate(slices):
+        recent = summaries[max(0, k - n_summaries):k] if context else []
+        cur = "\n".join(f"- {x}" for x in stream.texts[a:b])
+        history.extend(["\n".join(f"- {s}" for s in recent) or "(none yet)"] * (b - a))
+        dialogue.extend([cur] * (b - a))
+    out = np.zeros((len(levels), n), dtype=bool)
+    if model is None or model.is_offline:
+        for i, text in enumerate(stream.texts):
+            score = rubric_score(text)
+            bonus = 0
+            if context:
+                k = int(np.searchsorted([a for _, a, _ in slices], i, side="right") - 1)
+                recent = summaries[max(0, k - n_summaries):k]
+                bonus = 1 if context_overlap(text, recent) >= 2 else 0
+            for j, lev in enumerate(levels):
+                out[j, i] = rubric_decision(score, None if lev == "any" else lev, bonus)
+        return GateDecisions(out, levels, unknown, calls)
+    name = ("gating_context" if context else "gating_greedy") + ("_capacity" if capacity_aware else "")
+    prompt = load_prompt(name)
+    reqs = []
+    for lev in levels:
+        for i, text in enumerate(stream.texts):
+            values = {"fact": text}
+            if capacity_aware:
+                values["capacity"] = capacity_text(lev)
+            if context:
+                values.update(summaries=history[i], dialogue=dialogue[i])
+            reqs.append(StructuredRequest(
+                messages=({"role": "system", "content": prompt.system},
+                          {"role": "user", "content": prompt.render_user(**values)}),
+                schema=GateAnswer, role=name, prompt_version=prompt.version,
+                id=f"{stream.user}/{stream.fact_ids[i]}/{lev}"))
+    outs = model.run(reqs, desc=name)
+    for r, o in enumerate(outs):
+        j, i = divmod(r, n)
+        out[j, i] = o.value.store if o.ok else True
+    unknown += sum(not o.ok for o in outs)
+    return GateDecisions(out, levels, unknown, calls + len(reqs))
+
+
+def decisions_from_texts(texts: Sequence[str], level: str | None = None) -> np.ndarray:
+    """Offline greedy decisions for loose texts (handy for checks on new wording)."""
+    return np.array([rubric_decision(rubric_score(t), level) for t in texts], dtype=bool)

@@ -1,0 +1,309 @@
+"""Correction admission and rule extraction (TellOnce §4.1, App. B.1): persist, task_local, defer.
+
+Pipeline per message: signal detection on the message alone (erring towards a signal), the cue
+grammar (:mod:`toolkit.rules.cues`) for duration, scope, activation and exceptions, an
+interpretation step that may consult recent same-session context to resolve references, and
+the admission decision. Offline, the decision is the development-set classifier's most probable
+label among those the cue grammar allows; with an LLM, our own prompt returns a structured
+interpretation that is then checked against the user's words. Either way nothing is persisted
+without an exact quote from the message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.llm import ChatModel, StructuredRequest, load_prompt
+from toolkit.records import AdmissionInput, AdmissionOutput, Message
+from toolkit.rules.classifier import dev_classifier
+from toolkit.rules.cues import Cues, parse_cues
+
+Decision = Literal["persist", "task_local", "defer"]
+
+#: reason codes (used to group real-data results)
+REASONS: dict[str, str] = {
+    "lasting": "persist: explicit lasting cue",
+    "project": "persist: explicit project scope",
+    "friction": "persist: recurring friction",
+    "preference": "persist: first-person standing preference",
+    "retraction": "persist: retraction of an earlier rule",
+    "classifier": "persist: classifier on a grounded cue",
+    "no_signal": "task_local: no learning signal in the message",
+    "temporary": "task_local: limited to this task or change",
+    "current_task": "task_local: instruction about the current task (no lasting cue)",
+    "vague": "defer: activation left vague",
+    "no_behavior": "defer: no reusable behaviour could be identified",
+    "undetermined": "defer: persistence or scope could not be determined",
+    "llm": "decided by the model",
+    "unknown": "unknown: the model's answer was malformed twice",
+}
+
+_SIGNAL = re.compile(
+    r"(?i)\b(?:please|don'?t|do not|never|always|stop|avoid|use|add|remove|keep|make sure|should|"
+    r"must|need(?:s)? to|instead|rather than|prefer|wrong|not|no|fix|run|write|put|change|"
+    r"rename|update|include|ask|delete|follow|want|like|hate|dislike|love|allergic|only|"
+    r"remember|again|why did you|ensure|let'?s|skip|leave|try|check|move|split|explain|give|"
+    r"respond|reply|answer|format|sort|pin|open|push|commit|mention|switch|swap|turn|cut|"
+    r"take|wrap|sign|go|be|is|are|i'?m|i am)\b"
+)
+_NON_SIGNAL = re.compile(
+    r"(?i)^\s*(?:thanks?(?: you)?|thank you|ok(?:ay)?|great|cool|nice|perfect|got it|sounds good|"
+    r"looks good|lgtm|yes|no|sure|done|hi|hello|hey)[\s.!]*$"
+)
+_ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
+_CONTENT_STOP = frozenset(
+    "do doing did don't dont that this it those these them again the a an same please so you "
+    "your me i not no never always stop just thing things way like".split()
+)
+_REJECT = re.compile(
+    r"(?i)\b(?:instead of|rather than|not|don'?t|do not|never|avoid|no more|stop|without)\s+"
+    r"([^,.;:!?]+)"
+)
+_ACCEPT = re.compile(
+    r"(?i)([^,.;:!?]+?)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|acceptable|allowed|alright|good)\b"
+)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The learner's full reading of one message (richer than the AdmissionOutput record)."""
+
+    id: str
+    decision: Decision
+    scope: Literal["global", "project"] | None = None
+    conditional: bool = False
+    activation: str | None = None
+    behavior: str | None = None
+    quotes: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+    rejected: str | None = None
+    acceptable: str | None = None
+    project: str | None = None
+    signal: bool = True
+    reason: str = "undetermined"
+    status: Literal["ok", "unknown"] = "ok"
+    method: str = "offline"
+    probabilities: dict[str, float] = field(default_factory=dict)
+
+    def to_output(self) -> AdmissionOutput:
+        """The DESIGN §3 output record (scope/activation null unless persisted)."""
+        persist = self.decision == "persist"
+        return AdmissionOutput(
+            id=self.id, decision=self.decision, scope=self.scope if persist else None,
+            conditional=bool(self.conditional and persist),
+            activation=self.activation if persist else None, behavior=self.behavior,
+            quotes=list(self.quotes),
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        """A plain dict (for tables and widgets)."""
+        d = asdict(self)
+        d["quotes"], d["exceptions"] = list(self.quotes), list(self.exceptions)
+        return d
+
+
+# -- the offline method ---------------------------------------------------------------------
+def detect_signal(text: str) -> bool:
+    """Whether the message alone may carry a learning signal (errs towards yes when unsure)."""
+    if _NON_SIGNAL.match(text):
+        return False
+    c = parse_cues(text)
+    if c.lasting or c.temporary or c.vague or c.friction or c.retraction or c.preference or c.scope:
+        return True
+    return bool(_SIGNAL.search(text))
+
+
+def _content_words(s: str | None) -> list[str]:
+    return [w for w in re.findall(r"[a-z_][\w'-]*", (s or "").lower()) if w not in _CONTENT_STOP]
+
+
+def _resolve_reference(behavior: str | None, context: Sequence[Message] | None) -> str | None:
+    """Resolve an anaphoric behaviour ("don't do that again") from recent same-session context."""
+    if not context:
+        return behavior
+    if behavior and (len(_content_words(behavior)) >= 2 or not _ANAPHORA.search(behavior)):
+        return behavior
+    for msg in reversed(context[-6:]):
+        if msg.role == "assistant" and msg.content.strip():
+            first = re.split(r"(?<=[.!?])\s+|\n", msg.content.strip())[0][:160]
+            base = behavior or "Avoid repeating this"
+            return f"{base} (refers to: {first})"
+    return behavior
+
+
+def _rejected_acceptable(text: str) -> tuple[str | None, str | None]:
+    """What the user rejects and what stays acceptable, as exact substrings when found."""
+    r = _REJECT.search(text)
+    a = _ACCEPT.search(text)
+    return (r.group(1).strip() if r else None), (a.group(1).strip() if a else None)
+
+
+def allowed_decisions(cues: Cues, signal: bool) -> tuple[tuple[Decision, ...], str]:
+    """The decisions the cue grammar permits, and the reason code that set them."""
+    if not signal:
+        return ("task_local",), "no_signal"
+    if cues.temporary:
+        return ("task_local",), "temporary"
+    if cues.vague:
+        return ("defer",), "vague"
+    if cues.friction:
+        return ("persist", "defer"), "friction"
+    if cues.lasting:
+        return ("persist", "defer"), "lasting"
+    if cues.scope == "project":
+        return ("persist", "defer"), "project"
+    if cues.retraction:
+        return ("persist", "defer"), "retraction"
+    if (cues.preference or cues.explicit_global) and not cues.deictic:
+        return ("persist", "defer"), "preference"
+    return ("task_local", "defer"), "current_task"
+
+
+def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[Admission]:
+    """Offline admission: cue grammar + clause parsing + the dev-set classifier, per message."""
+    if not records:
+        return []
+    clf = dev_classifier(seed)
+    proba = clf.predict_proba([r.text for r in records])
+    classes = [str(c) for c in clf.classes_]
+    out: list[Admission] = []
+    for rec, p in zip(records, proba, strict=True):
+        out.append(_decide(rec, parse_cues(rec.text), dict(zip(classes, map(float, p),
+                                                              strict=True))))
+    return out
+
+
+def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admission:
+    """Combine the grammar's permitted set with the classifier's probabilities."""
+    signal = detect_signal(rec.text)
+    allowed, reason = allowed_decisions(cues, signal)
+    decision: Decision = max(allowed, key=lambda d: (probs.get(d, 0.0), -allowed.index(d)))
+    if decision != allowed[0] and len(allowed) > 1:
+        reason = "undetermined" if decision == "defer" else reason
+    behavior = _resolve_reference(cues.behavior, rec.context)
+    rejected, acceptable = _rejected_acceptable(rec.text)
+    quotes = tuple(q for q in cues.quotes if q and q in rec.text)
+    grounded = any(s.kind in {"lasting", "friction", "project", "preference", "retraction", "global"}
+                   for s in cues.spans) and cues.behavior_quote is not None
+    if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
+        decision, reason = "defer", "no_behavior"
+    if decision == "persist" and not grounded:
+        decision, reason = "defer", "undetermined"
+    persist = decision == "persist"
+    return Admission(
+        id=rec.id, decision=decision,
+        scope=(cues.scope or "global") if persist else None,
+        conditional=persist and cues.condition is not None,
+        activation=cues.condition if persist else None,
+        behavior=behavior, quotes=quotes,
+        exceptions=(cues.exception,) if cues.exception else (),
+        rejected=rejected, acceptable=acceptable, project=cues.project if persist else None,
+        signal=signal, reason=reason, method="offline",
+        probabilities={k: round(v, 6) for k, v in sorted(probs.items())},
+    )
+
+
+# -- the LLM method ---------------------------------------------------------------------------
+class LLMAdmission(BaseModel):
+    """The structured answer the admission prompt asks for."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    signal: bool
+    rejected: str | None = None
+    acceptable: str | None = None
+    behavior: str | None = None
+    decision: Literal["persist", "task_local", "defer"]
+    scope: Literal["global", "project"] | None = None
+    activation: str | None = None
+    exceptions: list[str] = Field(default_factory=list)
+    quotes: list[str] = Field(default_factory=list)
+
+
+def _format_context(context: Sequence[Message] | None) -> str:
+    if not context:
+        return "(none)"
+    return "\n".join(f"[{m.role}] {m.content.strip()[:600]}" for m in context[-6:])
+
+
+def build_request(rec: AdmissionInput) -> StructuredRequest:
+    """The structured request for one message (system prompt + message + recent context)."""
+    prompt = load_prompt("admission")
+    user = prompt.render_user(message=rec.text, context=_format_context(rec.context))
+    return StructuredRequest(
+        messages=({"role": "system", "content": prompt.system}, {"role": "user", "content": user}),
+        schema=LLMAdmission, role="admission", prompt_version=prompt.version, id=rec.id,
+    )
+
+
+def _from_llm(rec: AdmissionInput, ans: LLMAdmission) -> Admission:
+    """Check the model's interpretation against the user's words before admitting anything."""
+    quotes = tuple(dict.fromkeys(q for q in ans.quotes if q and q.strip() and q in rec.text))
+    decision: Decision = ans.decision if ans.signal else "task_local"
+    reason = "llm" if ans.signal else "no_signal"
+    if decision == "persist" and not quotes:
+        decision, reason = "defer", "undetermined"
+    if decision == "persist" and not (ans.behavior or "").strip():
+        decision, reason = "defer", "no_behavior"
+    persist = decision == "persist"
+    activation = (ans.activation or "").strip() or None
+    return Admission(
+        id=rec.id, decision=decision, scope=(ans.scope or "global") if persist else None,
+        conditional=persist and activation is not None,
+        activation=activation if persist else None, behavior=ans.behavior, quotes=quotes,
+        exceptions=tuple(e for e in ans.exceptions if e.strip()), rejected=ans.rejected,
+        acceptable=ans.acceptable, signal=ans.signal, reason=reason, method="llm",
+    )
+
+
+def admit_llm(records: Sequence[AdmissionInput], model: ChatModel) -> list[Admission]:
+    """LLM admission through the gateway; malformed answers become ``status="unknown"``."""
+    outcomes = model.run([build_request(r) for r in records], desc="admission")
+    out: list[Admission] = []
+    for rec, oc in zip(records, outcomes, strict=True):
+        if oc.ok and oc.value is not None:
+            out.append(_from_llm(rec, oc.value))
+        else:
+            out.append(Admission(id=rec.id, decision="defer", reason="unknown", status="unknown",
+                                 method="llm"))
+    return out
+
+
+# -- entry points -----------------------------------------------------------------------------
+def admit_detailed(records: Sequence[AdmissionInput], model: ChatModel, *,
+                   seed: int = 0) -> list[Admission]:
+    """Full readings for ``records`` with the model's method (offline or LLM)."""
+    records = list(records)
+    if model.is_offline:
+        return admit_offline(records, seed=seed)
+    return admit_llm(records, model)
+
+
+def admit_records(records: list[AdmissionInput], model: ChatModel, *,
+                  seed: int = 0) -> list[AdmissionOutput]:
+    """One AdmissionOutput per input, in order (unknown LLM answers are written as ``defer``)."""
+    return [a.to_output() for a in admit_detailed(records, model, seed=seed)]
+
+
+def admit_text(text: str, context: Sequence[dict[str, str]] | None = None,
+               model: ChatModel | None = None, *, seed: int = 0) -> Admission:
+    """Admit a single message typed by a researcher (offline unless a model is given)."""
+    rec = AdmissionInput(id="typed", text=text,
+                         context=[Message(**m) for m in context] if context else None)
+    if model is None or model.is_offline:
+        return admit_offline([rec], seed=seed)[0]
+    return admit_llm([rec], model)[0]
+
+
+def decision_shares(admissions: Sequence[Admission]) -> dict[str, float]:
+    """Share of each decision (unknowns excluded from the denominator)."""
+    known = [a for a in admissions if a.status == "ok"]
+    n = max(len(known), 1)
+    return {d: float(np.sum([a.decision == d for a in known])) / n
+            for d in ("persist", "task_local", "defer")}

@@ -1,0 +1,483 @@
+"""Rule resolution: reconcile a correction with the rule library (reuse/revise/replace/add/retract).
+
+Two methods side by side, chosen by ``model.is_offline``:
+
+- offline: BM25 retrieval of candidate rules, the resolution cue grammar, and a concept
+  lexicon that spots a changed requirement (e.g. concise -> detailed);
+- LLM: our own prompt (``toolkit/prompts/resolution.md``) with structured output.
+
+Both share the same guard rails: every update is quoted from the user's words, retraction
+needs an explicit retraction, ``add`` needs a requirement not yet covered; an invalid proposal
+is returned once for revision, then dropped. An ambiguous target triggers one retry with up to
+five exact excerpts from the same session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.llm.gateway import ChatModel, Outcome, StructuredRequest
+from toolkit.llm.prompts import load_prompt
+from toolkit.records import ResolutionInput, ResolutionOutput, Rule, Update
+from toolkit.rules.resolution_cues import (
+    CONTRAST,
+    NEGATION,
+    RETRACT,
+    SegmentCues,
+    content_stems,
+    segment_cues,
+    split_segments,
+    stance,
+    strip_clauses,
+    values,
+)
+from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
+
+Op = Literal["reuse", "revise", "replace", "add", "retract"]
+OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
+#: when two updates hit one rule, the stronger one wins
+_STRENGTH = {"reuse": 0, "revise": 1, "replace": 2, "retract": 3, "add": 0}
+
+TOP_K = 10         #: candidates retrieved per query, plus sqrt(library size)
+MATCH = 0.30       #: overlap at which a rule expresses the same requirement family
+COVER = 0.55       #: overlap at which an ``add`` duplicates an existing rule
+AMBIGUOUS = 0.04   #: two candidates this close are ambiguous
+MAX_EXCERPTS = 5   #: session excerpts retrieved for an ambiguous target
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposed library update, grounded in an exact quote of the correction."""
+
+    op: str
+    target: str | None
+    quote: str
+    behavior: str | None = None
+    scope: str | None = None
+    conditions: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+
+    def update(self) -> Update:
+        """The DESIGN §3 update record."""
+        return Update(op=self.op, target=self.target)  # type: ignore[arg-type]
+
+
+@dataclass
+class Resolution:
+    """The outcome for one correction: proposals, retrieved candidates, and what happened."""
+
+    id: str
+    proposals: list[Proposal] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+    excerpts: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    retried: bool = False
+    status: Literal["ok", "unknown"] = "ok"
+
+    def output(self) -> ResolutionOutput:
+        """The DESIGN §3 output record."""
+        return ResolutionOutput(id=self.id, updates=[p.update() for p in self.proposals])
+
+
+# -- retrieval -----------------------------------------------------------------------------------
+def top_k(n_rules: int, k: int = TOP_K) -> int:
+    """How many candidates to retrieve per query: grows slowly with the library."""
+    return k + int(math.sqrt(n_rules))
+
+
+def retrieve_candidates(record: ResolutionInput, index: RuleIndex | None = None,
+                        k: int = TOP_K) -> list[Rule]:
+    """Rules retrieved for the whole correction and for each of its clauses (union, ranked)."""
+    index = index or RuleIndex().fit(record.library)
+    k = top_k(len(record.library), k)
+    seen: dict[str, tuple[int, Rule]] = {}
+    queries = [record.correction, *split_segments(record.correction)]
+    for qi, q in enumerate(queries):
+        for rank, (rule, _) in enumerate(index.search(q, k)):
+            key = rank * 10 + min(qi, 9)
+            if rule.id not in seen or key < seen[rule.id][0]:
+                seen[rule.id] = (key, rule)
+    return [r for _, r in sorted(seen.values(), key=lambda kr: (kr[0], kr[1].id))]
+
+
+def session_excerpts(record: ResolutionInput, query: str, n: int = MAX_EXCERPTS) -> list[str]:
+    """Up to ``n`` exact sentences from the session context that share terms with ``query``."""
+    if not record.context:
+        return []
+    sents: list[tuple[float, int, str]] = []
+    order = 0
+    for m in record.context:
+        for s in re.findall(r"[^.!?\n]+[.!?]?", m.content):
+            s = s.strip()
+            if len(s) < 3:
+                continue
+            score = overlap(query, s) if query else 0.0
+            sents.append((score, order, s))
+            order += 1
+    # the most related first; the most recent breaks ties (people refer back to what just happened)
+    ranked = sorted(sents, key=lambda t: (-t[0], -t[1]))
+    picked = [s for sc, _, s in ranked if sc > 0][:n]
+    if not picked:
+        picked = [s for _, _, s in sorted(sents, key=lambda t: -t[1])][: min(2, n)]
+    return picked
+
+
+# -- offline method ------------------------------------------------------------------------------
+def _conflicts(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` take opposite poles of one concept (tabs vs spaces)."""
+    ca, cb = stance(a), stance(b)
+    return any(ca[c] and cb[c] and not (ca[c] & cb[c]) for c in set(ca) & set(cb))
+
+
+def _negated(text: str) -> bool:
+    return bool(NEGATION.search(text))
+
+
+def _covered(clause: str, existing: Sequence[str]) -> bool:
+    return any(overlap(clause, e) >= 0.5 for e in existing)
+
+
+def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
+    """Does the clause bring a scope, condition or exception the rule does not have yet?"""
+    if cues.project and rule.scope == "global":
+        return True
+    if cues.global_scope and rule.scope.startswith("project"):
+        return True
+    have = [*rule.conditions, *rule.exceptions]
+    return any(not _covered(c, have) for c in (*cues.conditions, *cues.exceptions))
+
+
+def _scope_of(cues: SegmentCues, rule: Rule | None) -> str:
+    if cues.global_scope:
+        return "global"
+    if cues.project:
+        return "project" if cues.project == "this" else f"project:{cues.project}"
+    return rule.scope if rule is not None else "global"
+
+
+def _match_scores(cues: SegmentCues, cands: Sequence[Rule], extra: str,
+                  w: TermWeights | None = None) -> list[tuple[float, Rule]]:
+    query = (cues.behavior + " " + extra).strip()
+    whole = (cues.text + " " + extra).strip()
+    scored = []
+    for r in cands:
+        s = 0.7 * overlap(query, rule_text(r), w) + 0.3 * overlap(whole, rule_text(r), w)
+        if _conflicts(cues.text, r.behavior):
+            s += 0.15  # a changed requirement names the same concept with the other pole
+        scored.append((s, r))
+    return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
+
+
+_POSITIVE_SWITCH = re.compile(r"^\s*(use|go with|switch to|prefer|go back to)\b|"
+                              r"\b(go back to|switch back to|use \S+ again)\b", re.I)
+
+
+def _is_referential(cues: SegmentCues) -> bool:
+    return len(content_stems(cues.behavior)) <= 3 and bool(
+        re.search(r"\b(that|this|it|those|these|them|the other one|same)\b", cues.text, re.I))
+
+
+def _revision(cues: SegmentCues, rule: Rule, quote: str) -> Proposal:
+    """A revise proposal: the rule's requirement with the clause's scope/conditions/exceptions."""
+    return Proposal("revise", rule.id, quote, behavior=rule.behavior, scope=_scope_of(cues, rule),
+                    conditions=tuple(dict.fromkeys([*rule.conditions, *cues.conditions])),
+                    exceptions=tuple(dict.fromkeys([*rule.exceptions, *cues.exceptions])))
+
+
+def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
+            w: TermWeights | None = None) -> tuple[list[Proposal], bool]:
+    """Offline decision for one clause; returns (proposals, target_ambiguous)."""
+    if cues.temporary and not cues.retraction:
+        return [], False
+    if cues.temporary and cues.retraction:
+        return [], False
+    scored = _match_scores(cues, cands, extra, w)
+    best = scored[0] if scored else (0.0, None)
+    ambiguous = (len(scored) > 1 and scored[0][0] >= MATCH
+                 and scored[0][0] - scored[1][0] < AMBIGUOUS)
+    rule = best[1] if best[0] >= MATCH else None
+    if rule is None and _is_referential(cues):
+        ambiguous = True
+    q = cues.text
+    if cues.retraction and rule is not None and _POSITIVE_SWITCH.search(cues.behavior):
+        return [Proposal("replace", rule.id, q, behavior=cues.behavior, scope=_scope_of(cues, rule))
+                ], ambiguous
+    if cues.retraction:
+        if rule is None and best[1] is not None and best[0] >= MATCH / 2:
+            rule = best[1]
+        return ([Proposal("retract", rule.id, q)] if rule else []), ambiguous
+    if not cues.directive:
+        return [], False
+    if rule is None:
+        return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
+                         conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
+    if cues.exceptions and _new_applicability(cues, rule) and not cues.replacement:
+        return [_revision(cues, rule, q)], ambiguous
+    flipped = (_negated(cues.behavior) != _negated(rule.behavior) and best[0] >= MATCH
+               and not cues.restatement and not cues.exceptions and not cues.conditions
+               and not cues.project and not cues.global_scope
+               and not CONTRAST.search(cues.behavior) and not CONTRAST.search(rule.behavior))
+    vc, vr = values(cues.behavior), values(rule_text(rule))
+    new_value = bool(vc) and bool(vr) and not (vc & vr)
+    if cues.replacement or _conflicts(cues.text, rule.behavior) or flipped or new_value:
+        return [Proposal("replace", rule.id, q, behavior=cues.behavior,
+                         scope=_scope_of(cues, rule), conditions=cues.conditions,
+                         exceptions=cues.exceptions)], ambiguous
+    if _new_applicability(cues, rule):
+        return [_revision(cues, rule, q)], ambiguous
+    return [Proposal("reuse", rule.id, q)], ambiguous
+
+
+def _segments(correction: str) -> list[SegmentCues]:
+    """Clause cues, with message-level duration applied and bare refinements joined to the
+    clause they refine."""
+    raw = split_segments(correction) or [correction]
+    cues = [segment_cues(s) for s in raw]
+    lasting_any = any(c.lasting for c in cues)
+    temporary_any = any(c.temporary for c in cues)
+    out: list[SegmentCues] = []
+    for c in cues:
+        if not content_stems(c.behavior) and (c.conditions or c.exceptions or c.project):
+            c = replace(c, behavior=c.text, directive=True)  # a bare refinement: "But only in X."
+        if not c.lasting and not c.temporary and temporary_any and not lasting_any:
+            c = replace(c, temporary=True)
+        out.append(c)
+    return out
+
+
+def _merge(props: list[Proposal]) -> list[Proposal]:
+    """One update per target (the strongest), adds deduplicated, order kept."""
+    by_target: dict[str, Proposal] = {}
+    adds: list[Proposal] = []
+    order: list[str] = []
+    for p in props:
+        if p.target is None:
+            if not any(overlap(p.quote, a.quote) >= 0.8 for a in adds):
+                adds.append(p)
+            continue
+        old = by_target.get(p.target)
+        if old is None:
+            order.append(p.target)
+            by_target[p.target] = p
+        elif _STRENGTH[p.op] > _STRENGTH[old.op]:
+            by_target[p.target] = p
+    return [by_target[t] for t in order] + adds
+
+
+def validate(p: Proposal, record: ResolutionInput, weights: TermWeights | None = None) -> str | None:
+    """Why a proposal breaks the update constraints (None when it is valid)."""
+    ids = {r.id for r in record.library}
+    if p.op not in OPS:
+        return f"unknown operation {p.op!r}"
+    if not p.quote or p.quote not in record.correction:
+        return "the quote is not an exact excerpt of the user's correction"
+    if p.op == "add":
+        if p.target is not None:
+            return "add takes no target"
+        for r in record.library:
+            if overlap(p.behavior or p.quote, rule_text(r), weights) >= COVER and not _conflicts(p.quote, r.behavior) \
+                    and _negated(p.behavior or p.quote) == _negated(r.behavior):
+                return f"the requirement is already covered by rule {r.id}; reuse or revise it"
+        return None
+    if p.target not in ids:
+        return f"target {p.target!r} is not a rule in the library"
+    if p.op == "retract" and not RETRACT.search(p.quote.lower()):
+        return "rules are removed only on an explicit retraction in the user's words"
+    return None
+
+
+def _repair(p: Proposal, error: str, record: ResolutionInput) -> Proposal | None:
+    """The offline revision round: fix what the validator objected to, once."""
+    m = re.search(r"covered by rule (\S+);", error)
+    if m:
+        return Proposal("reuse", m.group(1), p.quote)
+    if p.op == "retract" and p.target:
+        return None
+    return None
+
+
+def check_and_revise(props: list[Proposal], record: ResolutionInput, reviser=None,
+                     weights: TermWeights | None = None) -> tuple[list[Proposal], list[str]]:
+    """Validate proposals; send invalid ones back once (``reviser``), drop what stays invalid."""
+    kept, dropped = [], []
+    for p in props:
+        err = validate(p, record, weights)
+        if err is None:
+            kept.append(p)
+            continue
+        fixed = (reviser or _repair)(p, err, record)
+        err2 = validate(fixed, record, weights) if fixed is not None else "no revision offered"
+        if fixed is not None and err2 is None:
+            kept.append(fixed)
+        else:
+            dropped.append(f"{p.op} {p.target}: {err}")
+    return _merge(kept), dropped
+
+
+def resolve_offline(record: ResolutionInput, *, index: RuleIndex | None = None,
+                    k: int = TOP_K) -> Resolution:
+    """The offline resolver for one correction (deterministic, order-independent)."""
+    index = index or RuleIndex().fit(record.library)
+    w = TermWeights.for_rules(record.library)
+    cands = retrieve_candidates(record, index, k)
+    res = Resolution(id=record.id, candidates=[r.id for r in cands])
+    props: list[Proposal] = []
+    for cues in _segments(record.correction):
+        refines = bool(cues.conditions or cues.exceptions or cues.project)
+        seg_cands = [r for r, _ in index.search(cues.text, top_k(len(record.library), k))] or cands
+        pool = list({r.id: r for r in [*seg_cands, *cands]}.values())
+        out, ambiguous = _decide(cues, pool, "", w)
+        if ambiguous and record.context:
+            ex = session_excerpts(record, cues.text)
+            res.excerpts.extend(e for e in ex if e not in res.excerpts)
+            res.retried = True
+            extra = " ".join(ex)
+            more = [r for r, _ in index.search(cues.text + " " + extra, top_k(len(record.library), k))]
+            pool = list({r.id: r for r in [*pool, *more]}.values())
+            res.candidates.extend(r.id for r in more if r.id not in res.candidates)
+            out, _ = _decide(cues, pool, extra, w)
+        prev = [p for p in props if p.target is not None and p.op in ("reuse", "revise")]
+        if prev and _is_referential(cues) and all(p.op == "add" for p in out) and out:
+            # "Keep it under 72": the pronoun points at the rule the message is already about
+            tgt = next(r for r in record.library if r.id == prev[-1].target)
+            out, _ = _decide(cues, [tgt], tgt.behavior, w)
+        if refines and prev and all(p.op == "add" for p in out) and len(content_stems(
+                strip_clauses(cues.text, cues.conditions + cues.exceptions))) <= 1:
+            # a bare refinement of the clause before it ("Use black. But not in migrations.")
+            tgt = next(r for r in record.library if r.id == prev[-1].target)
+            out = [_revision(cues, tgt, cues.text)]
+        props.extend(out)
+    res.proposals, res.dropped = check_and_revise(_merge(props), record, weights=w)
+    return res
+
+
+# -- LLM method ----------------------------------------------------------------------------------
+class ProposedUpdate(BaseModel):
+    """One update as the model proposes it."""
+
+    model_config = ConfigDict(extra="forbid")
+    op: Literal["reuse", "revise", "replace", "add", "retract"]
+    target: str | None = Field(default=None, description="id of the affected rule; null for add")
+    quote: str = Field(description="exact words from the user's correction that support it")
+    behavior: str | None = None
+    condition: str | None = None
+    exception: str | None = None
+    scope: str | None = None
+
+
+class ResolutionAnswer(BaseModel):
+    """The model's structured answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    lasting: bool = Field(description="false when the correction only concerns the current task")
+    target_unclear: bool = Field(default=False,
+                                 description="true when it is unclear which rule is meant")
+    updates: list[ProposedUpdate] = Field(default_factory=list)
+
+
+def _rules_block(rules: Sequence[Rule]) -> str:
+    return "\n".join(json.dumps(r.model_dump(), ensure_ascii=False) for r in rules) or "(none)"
+
+
+def _messages(record: ResolutionInput, cands: Sequence[Rule], excerpts: Sequence[str]) -> tuple:
+    prompt = load_prompt("resolution")
+    ex = "\n".join(f"- {e}" for e in excerpts) or "(none)"
+    user = prompt.render_user(correction=record.correction, rules=_rules_block(cands), excerpts=ex)
+    return ({"role": "system", "content": prompt.system}, {"role": "user", "content": user})
+
+
+def _to_proposals(ans: ResolutionAnswer) -> list[Proposal]:
+    if not ans.lasting:
+        return []
+    out = []
+    for u in ans.updates:
+        out.append(Proposal(u.op, u.target if u.op != "add" else None, u.quote.strip(),
+                            behavior=u.behavior, scope=u.scope,
+                            conditions=(u.condition,) if u.condition else (),
+                            exceptions=(u.exception,) if u.exception else ()))
+    return out
+
+
+def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int = TOP_K) -> list[Resolution]:
+    """The LLM resolver: retrieve, ask, retry once with excerpts, revise invalid ones once."""
+    prompt = load_prompt("resolution")
+    results, convos = [], []
+    for rec in records:
+        cands = retrieve_candidates(rec, k=k)
+        results.append(Resolution(id=rec.id, candidates=[r.id for r in cands]))
+        convos.append(_messages(rec, cands, []))
+
+    def ask(idx: list[int], msgs: list[tuple], role: str) -> dict[int, Outcome]:
+        reqs = [StructuredRequest(messages=m, schema=ResolutionAnswer, role=role,
+                                  prompt_version=prompt.version, id=records[i].id)
+                for i, m in zip(idx, msgs, strict=True)]
+        return dict(zip(idx, model.run(reqs, desc="resolution"), strict=True)) if reqs else {}
+
+    first = ask(list(range(len(records))), convos, "resolution")
+    answers: dict[int, Outcome] = dict(first)
+    # ambiguous target: one retry with up to five exact session excerpts
+    amb = [i for i, o in first.items() if o.ok and o.value.target_unclear and records[i].context]
+    if amb:
+        msgs = []
+        for i in amb:
+            ex = session_excerpts(records[i], records[i].correction)
+            results[i].excerpts, results[i].retried = ex, True
+            convos[i] = _messages(records[i], [r for r in records[i].library
+                                               if r.id in results[i].candidates], ex)
+            msgs.append(convos[i])
+        answers.update(ask(amb, msgs, "resolution-retry"))
+    # invalid proposals: returned once with the reasons, then dropped
+    pending: dict[int, list[str]] = {}
+    for i, o in answers.items():
+        if not o.ok:
+            results[i].status = "unknown"
+            continue
+        errs = [f"{p.op} {p.target}: {e}" for p in _to_proposals(o.value)
+                if (e := validate(p, records[i]))]
+        if errs:
+            pending[i] = errs
+    if pending:
+        idx = sorted(pending)
+        msgs = []
+        for i in idx:
+            fb = ("Some proposed updates break the rules: " + "; ".join(pending[i])
+                  + ". Revise the whole answer; drop updates you cannot support.")
+            msgs.append(convos[i] + ({"role": "assistant",
+                                      "content": answers[i].value.model_dump_json()},
+                                     {"role": "user", "content": fb}))
+        revised = ask(idx, msgs, "resolution-revise")
+        for i in idx:
+            if revised[i].ok:
+                answers[i] = revised[i]
+    for i, o in answers.items():
+        if not o.ok:
+            continue
+        props = _to_proposals(o.value)
+        kept = [p for p in props if validate(p, records[i]) is None]
+        results[i].dropped = [f"{p.op} {p.target}: {validate(p, records[i])}"
+                              for p in props if validate(p, records[i]) is not None]
+        results[i].proposals = _merge(kept)
+    return results
+
+
+# -- entry points --------------------------------------------------------------------------------
+def resolve(records: Sequence[ResolutionInput], model: ChatModel, *, seed: int = 0,
+            k: int = TOP_K) -> list[Resolution]:
+    """Resolve every record with the model's method (offline when ``model.is_offline``)."""
+    del seed  # both methods are deterministic given their inputs (the gateway seeds LLM calls)
+    if model.is_offline:
+        return [resolve_offline(r, k=k) for r in records]
+    return resolve_llm(records, model, k=k)
+
+
+def resolve_records(records: list[ResolutionInput], model: ChatModel, *,
+                    seed: int = 0) -> list[ResolutionOutput]:
+    """DESIGN §3 resolution outputs for ``prefmem resolve`` (unknowns come out with no updates)."""
+    return [r.output() for r in resolve(records, model, seed=seed)]

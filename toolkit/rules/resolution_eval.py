@@ -1,0 +1,53 @@
+"""Scoring resolution decisions against labelled intended updates (pure functions of outputs)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.datasets.jsonl import read_jsonl
+from toolkit.errors import InputError
+from toolkit.paper import fixtures_dir
+from toolkit.records import ResolutionInput, ResolutionOutput, Update
+
+CATEGORIES = ("restatement", "refinement", "replacement", "bundled", "new", "retraction",
+              "temporary")
+
+
+class ResolutionGold(BaseModel):
+    """The labelled intended update of one case (kept apart from the inputs)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    category: str = "unspecified"
+    updates: list[Update] = Field(default_factory=list)
+
+
+def load_cases(name: str = "heldout", folder: str | Path | None = None
+               ) -> tuple[list[ResolutionInput], dict[str, ResolutionGold]]:
+    """Inputs and gold of ``fixtures/resolution/<name>.jsonl`` (+ ``<name>_gold.jsonl``)."""
+    base = Path(folder) if folder else fixtures_dir() / "resolution"
+    cases = read_jsonl(base / f"{name}.jsonl", ResolutionInput)
+    gold = {g.id: g for g in read_jsonl(base / f"{name}_gold.jsonl", ResolutionGold)}
+    missing = [c.id for c in cases if c.id not in gold]
+    if missing:
+        raise InputError(f"{base / f'{name}_gold.jsonl'}: no gold for case(s) {', '.join(missing)}")
+    return cases, gold
+
+
+def decision_correct(pred: ResolutionOutput, gold: ResolutionGold) -> bool:
+    """Same multiset of operations (targets ignored); an empty list must match an empty list."""
+    return Counter(u.op for u in pred.updates) == Counter(u.op for u in gold.updates)
+
+
+def target_correct(pred: ResolutionOutput, gold: ResolutionGold) -> bool:
+    """Same multiset of (operation, affected rule) pairs."""
+    key = lambda u: (u.op, u.target if u.op != "add" else None)  # noqa: E731
+    return Counter(map(key, pred.updates)) == Counter(map(key, gold.updates))
+
+
+def affected(gold: ResolutionGold) -> set[str]:
+    """The existing rules a case's intended update touches."""
+    return {u.target for u in gold.updates if u.target is not None and u.op != "add"}

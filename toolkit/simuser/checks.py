@@ -1,0 +1,608 @@
+"""Compiled checks: small predicates over a delivery that return a verdict with evidence.
+
+Each check is a frozen dataclass with ``evaluate(view) -> Finding``. The interpreter
+(:mod:`toolkit.simuser.interpreter`) builds them from preference text or a profile's ``check``.
+``ask`` holds what the user wants instead, in the simulator's own words, for phrasing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from toolkit.simuser import text as tx
+
+Verdict = Literal["violated", "satisfied", "not_applicable", "unknown"]
+CODE_EXT = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".sh", ".c", ".cc",
+            ".cpp", ".h", ".kt", ".swift", ".php", ".cs", ".scala", ".sql", ".mjs", ".cjs")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The outcome of one check on one delivery."""
+
+    verdict: Verdict
+    evidence: str = ""
+    ask: str = ""
+    topic: str = ""
+
+
+class View:
+    """A delivery as the checks see it, with derived text computed once."""
+
+    def __init__(self, task: str, reply: str, artifacts: dict[str, str] | None, history: tuple = ()):
+        self.task = task or ""
+        self.reply = reply or ""
+        self.artifacts = artifacts
+        self.history = history
+
+    @cached_property
+    def reply_tokens(self) -> list[tx.Token]:
+        return tx.tokens(self.reply)
+
+    @cached_property
+    def prose(self) -> str:
+        return tx.prose(self.reply)
+
+    @cached_property
+    def sentences(self) -> list[str]:
+        return tx.sentences(self.reply)
+
+    @cached_property
+    def code(self) -> str:
+        """Code the agent produced: fenced blocks in the reply plus code files in the workspace."""
+        parts = list(tx.code_blocks(self.reply))
+        for path, body in sorted((self.artifacts or {}).items()):
+            if path.endswith(CODE_EXT):
+                parts.append(body)
+        return "\n".join(parts)
+
+    @cached_property
+    def code_files(self) -> dict[str, str]:
+        return {p: b for p, b in sorted((self.artifacts or {}).items()) if p.endswith(CODE_EXT)}
+
+    @cached_property
+    def is_code_task(self) -> bool:
+        if self.code_files or tx.code_blocks(self.reply):
+            return True
+        return bool(re.search(r"\b(fix|bug|implement|refactor|function|script|endpoint|module|class|"
+                              r"test|repo|code|patch|feature|migration|build|lint|api|pr)\b",
+                              self.task.lower()))
+
+    def region(self, where: str) -> str:
+        if where == "code":
+            return self.code
+        if where == "any":
+            return self.reply + "\n" + "\n".join(b for _, b in sorted((self.artifacts or {}).items()))
+        if where == "codeish":
+            inline = " ".join(re.findall(r"`([^`\n]+)`", self.prose))
+            shell = "\n".join(ln for ln in self.prose.splitlines() if re.match(r"\s*[$>] ", ln))
+            return "\n".join([self.code, inline, shell])
+        if where == "start":
+            return " ".join(self.sentences[:2])
+        if where == "end":
+            return " ".join(self.sentences[-2:])
+        return self.reply
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Phrases (matched on stems, negation-aware) and regexes (matched as is)."""
+
+    phrases: tuple[tuple[str, ...], ...] = ()
+    regexes: tuple[str, ...] = ()
+
+    def find(self, text: str, *, affirmative: bool = True) -> list[tuple[int, int]]:
+        toks = tx.tokens(text)
+        spans: list[tuple[int, int]] = []
+        for ph in self.phrases:
+            spans.extend(tx.find_phrase(text, ph, toks, affirmative=affirmative))
+        for rx in self.regexes:
+            for m in re.finditer(rx, text, flags=re.I | re.M):
+                if affirmative and m.start() > 0 and tx.negated_at(text, m.start(), window=3):
+                    continue
+                spans.append((m.start(), m.end()))
+        return sorted(set(spans))
+
+    def __bool__(self) -> bool:
+        return bool(self.phrases or self.regexes)
+
+
+def matcher(phrases: list[str] | tuple[str, ...] = (), regexes: tuple[str, ...] = ()) -> Matcher:
+    return Matcher(tuple(tx.stems_of(p) for p in phrases if tx.words(p)), tuple(regexes))
+
+
+@dataclass(frozen=True)
+class Check:
+    """Base class: a named predicate with a short description for traces."""
+
+    def evaluate(self, view: View) -> Finding:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+# -- length ---------------------------------------------------------------------------------
+_UNIT = {"word": "words", "sentence": "sentences", "line": "lines", "paragraph": "paragraphs",
+         "character": "characters", "bullet": "bullets", "item": "bullets"}
+
+
+def count_units(view: View, unit: str) -> int:
+    if unit == "words":
+        return len(tx.words(view.prose))
+    if unit == "sentences":
+        return len(view.sentences)
+    if unit == "lines":
+        return len(tx.nonempty_lines(view.reply))
+    if unit == "paragraphs":
+        return len([p for p in re.split(r"\n\s*\n", view.reply.strip()) if p.strip()])
+    if unit == "characters":
+        return len(view.reply.strip())
+    if unit == "bullets":
+        return len(tx.bullet_lines(view.reply))
+    raise ValueError(unit)
+
+
+@dataclass(frozen=True)
+class MaxCount(Check):
+    unit: str
+    n: int
+    soft: bool = False
+
+    def evaluate(self, view: View) -> Finding:
+        k = count_units(view, self.unit)
+        what = "short" if self.soft else f"to {self.n} {self.unit} or fewer"
+        if k > self.n:
+            return Finding("violated", f"that came out at {k} {self.unit}", f"keep it {what}", "length")
+        return Finding("satisfied", f"{k} {self.unit} (limit {self.n})", topic="length")
+
+    def describe(self) -> str:
+        return f"at most {self.n} {self.unit}" + (" (soft)" if self.soft else "")
+
+
+@dataclass(frozen=True)
+class MinCount(Check):
+    unit: str
+    n: int
+
+    def evaluate(self, view: View) -> Finding:
+        k = count_units(view, self.unit)
+        if k < self.n:
+            return Finding("violated", f"that is only {k} {self.unit}",
+                           f"give at least {self.n} {self.unit}", "length")
+        return Finding("satisfied", f"{k} {self.unit}", topic="length")
+
+    def describe(self) -> str:
+        return f"at least {self.n} {self.unit}"
+
+
+# -- content --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Forbid(Check):
+    """Content that must not appear (negated mentions like 'no emojis' do not count)."""
+
+    label: str
+    match: Matcher
+    where: str = "reply"
+    task_override: bool = True
+    ask: str = ""
+
+    def evaluate(self, view: View) -> Finding:
+        if self.task_override and self.match.find(view.task):
+            return Finding("not_applicable", f"the task itself asks for {self.label}", topic=self.label)
+        text = view.region(self.where)
+        hits = self.match.find(text)
+        if hits:
+            s, e = hits[0]
+            return Finding("violated", f"there is {self.label} in it (\u201c{tx.snippet(text, s, e)}\u201d)",
+                           self.ask or f"leave out {self.label}", self.label)
+        return Finding("satisfied", f"no {self.label} found", topic=self.label)
+
+    def describe(self) -> str:
+        return f"no {self.label} in {self.where}"
+
+
+@dataclass(frozen=True)
+class Require(Check):
+    """Content that must appear (somewhere, near the start, or near the end)."""
+
+    label: str
+    match: Matcher
+    where: str = "reply"
+    about: Matcher | None = None
+    min_sentences: int = 0
+    ask: str = ""
+
+    def evaluate(self, view: View) -> Finding:
+        if self.about is not None and not (self.about.find(view.reply) or self.about.find(view.task)):
+            return Finding("not_applicable", f"the delivery is not about {self.label}", topic=self.label)
+        if len(view.sentences) < self.min_sentences:
+            return Finding("not_applicable", "the reply is too short for this to matter", topic=self.label)
+        text = view.region(self.where)
+        if self.match.find(text):
+            return Finding("satisfied", f"found {self.label}", topic=self.label)
+        place = {"start": " at the start", "end": " at the end"}.get(self.where, "")
+        return Finding("violated", f"I don't see {self.label}{place}",
+                       self.ask or f"include {self.label}{place}", self.label)
+
+    def describe(self) -> str:
+        return f"needs {self.label} ({self.where})"
+
+
+@dataclass(frozen=True)
+class RequireTerms(Check):
+    """Several words that should be covered (each by itself or a synonym); ``need`` of them suffice."""
+
+    label: str
+    groups: tuple[Matcher, ...]
+    need: int = 1
+    where: str = "reply"
+    ask: str = ""
+
+    def evaluate(self, view: View) -> Finding:
+        text = view.region(self.where)
+        got = sum(1 for g in self.groups if g.find(text))
+        if got >= self.need:
+            return Finding("satisfied", f"mentions {self.label}", topic=self.label)
+        place = {"start": " at the start", "end": " at the end"}.get(self.where, "")
+        return Finding("violated", f"I don't see {self.label}{place}", self.ask or f"include {self.label}",
+                       self.label)
+
+    def describe(self) -> str:
+        return f"needs {self.label} ({self.where})"
+
+
+# -- format ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ListFormat(Check):
+    """Bullets or numbered items required (``required``) or unwanted."""
+
+    numbered: bool = False
+    required: bool = True
+    min_sentences: int = 3
+
+    def evaluate(self, view: View) -> Finding:
+        lines = tx.numbered_lines(view.reply) if self.numbered else tx.bullet_lines(view.reply)
+        kind = "numbered steps" if self.numbered else "bullet points"
+        if self.required:
+            if len(view.sentences) < self.min_sentences:
+                return Finding("not_applicable", "reply too short to need a list", topic=kind)
+            if len(lines) >= (2 if self.numbered else 1):
+                return Finding("satisfied", f"{len(lines)} list items", topic=kind)
+            return Finding("violated", "it is all running prose",
+                           f"lay it out as {kind}", kind)
+        if len(lines) >= 2:
+            return Finding("violated", f"you broke it into {len(lines)} list items",
+                           "write it as prose, no list", kind)
+        return Finding("satisfied", "no list", topic=kind)
+
+    def describe(self) -> str:
+        return ("needs " if self.required else "no ") + ("numbered list" if self.numbered else "bullets")
+
+
+@dataclass(frozen=True)
+class Headings(Check):
+    required: bool = True
+    min_words: int = 120
+
+    def evaluate(self, view: View) -> Finding:
+        hs = tx.heading_lines(view.reply)
+        if self.required:
+            if len(tx.words(view.prose)) < self.min_words:
+                return Finding("not_applicable", "reply too short to need sections", topic="headings")
+            if hs:
+                return Finding("satisfied", f"{len(hs)} headings", topic="headings")
+            return Finding("violated", "there are no section headings",
+                           "split it into sections with headings", "headings")
+        if hs:
+            return Finding("violated", f"you added headings (\u201c{hs[0].strip()[:40]}\u201d)",
+                           "drop the headings", "headings")
+        return Finding("satisfied", "no headings", topic="headings")
+
+    def describe(self) -> str:
+        return "needs headings" if self.required else "no headings"
+
+
+@dataclass(frozen=True)
+class NoMarkdown(Check):
+    def evaluate(self, view: View) -> Finding:
+        marks = []
+        if tx.heading_lines(view.reply):
+            marks.append("headings")
+        if re.search(r"\*\*[^*\n]+\*\*|__[^_\n]+__", view.prose):
+            marks.append("bold text")
+        if tx.TABLE_RE.search(view.prose):
+            marks.append("a table")
+        if re.search(r"\[[^\]]+\]\([^)]+\)", view.prose):
+            marks.append("link syntax")
+        if len(tx.bullet_lines(view.reply)) >= 2:
+            marks.append("a bulleted list")
+        if marks:
+            return Finding("violated", "it is full of markdown (" + ", ".join(marks) + ")",
+                           "send plain text without markdown formatting", "markdown")
+        return Finding("satisfied", "plain text", topic="markdown")
+
+    def describe(self) -> str:
+        return "plain text, no markdown"
+
+
+@dataclass(frozen=True)
+class Table(Check):
+    required: bool = True
+
+    def evaluate(self, view: View) -> Finding:
+        has = bool(tx.TABLE_RE.search(view.prose))
+        if self.required:
+            if len(view.sentences) < 3:
+                return Finding("not_applicable", "reply too short to need a table", topic="table")
+            return (Finding("satisfied", "has a table", topic="table") if has else
+                    Finding("violated", "the comparison is not in a table", "put it in a table", "table"))
+        return (Finding("violated", "the reply contains a table", "use prose or a list, not a table",
+                        "table") if has else Finding("satisfied", "no table", topic="table"))
+
+    def describe(self) -> str:
+        return "needs a table" if self.required else "no tables"
+
+
+def _json_objects(view: View) -> list[object]:
+    cands = list(tx.code_blocks(view.reply)) + [view.reply]
+    cands += [b for p, b in sorted((view.artifacts or {}).items()) if p.endswith(".json")]
+    out = []
+    for c in cands:
+        c = c.strip()
+        for m in [c, *re.findall(r"(\{.*\}|\[.*\])", c, flags=re.S)]:
+            try:
+                out.append(json.loads(m))
+                break
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+@dataclass(frozen=True)
+class JsonFields(Check):
+    fields: tuple[str, ...] = ()
+
+    def evaluate(self, view: View) -> Finding:
+        objs = _json_objects(view)
+        if not objs:
+            return Finding("violated", "the output is not valid JSON", "return valid JSON", "json")
+        if not self.fields:
+            return Finding("satisfied", "valid JSON", topic="json")
+
+        def keys(o: object) -> set[str]:
+            if isinstance(o, dict):
+                return set(o)
+            if isinstance(o, list) and o and isinstance(o[0], dict):
+                return set(o[0])
+            return set()
+
+        best = max((keys(o) for o in objs), key=lambda k: len(k & set(self.fields)))
+        missing = [f for f in self.fields if f not in best]
+        if missing:
+            return Finding("violated", "the JSON lacks " + ", ".join(f"`{m}`" for m in missing),
+                           "include the fields " + ", ".join(f"`{f}`" for f in self.fields), "json")
+        return Finding("satisfied", "JSON has the fields", topic="json")
+
+    def describe(self) -> str:
+        return "JSON" + (" with " + ", ".join(self.fields) if self.fields else "")
+
+
+# -- workspace --------------------------------------------------------------------------------
+TEMP_GLOBS = ("*.tmp", "*.temp", "*.bak", "*.orig", "*.rej", "*.swp", "*~", "*.log", "*.pyc",
+              "*/__pycache__/*", "__pycache__/*", ".DS_Store", "*/.DS_Store", "tmp/*", "temp/*",
+              "*scratch*", "*debug_*", "*_debug.*", "*tmp_*", "*_tmp.*", "*temp_*", "*_temp.*",
+              "*.old", "nohup.out", "*/nohup.out", "*untitled*", "*test_output*", "*output.txt",
+              "*repro*.py", "*try_*.py", "*playground*", "*.prof", "core.*", "*throwaway*",
+              "*.copy.*", "* copy.*", "*_backup*", "*backup_*")
+
+
+@dataclass(frozen=True)
+class Cleanup(Check):
+    """No leftover temporary, debug or backup files in the workspace."""
+
+    globs: tuple[str, ...] = TEMP_GLOBS
+    extra_terms: tuple[str, ...] = ()
+
+    def evaluate(self, view: View) -> Finding:
+        if view.artifacts is None:
+            m = re.search(r"\b(left|kept|leaving|keep)\b[^.\n]{0,60}\b(scratch|temp|tmp|debug|backup|"
+                          r"\.bak|\.log)\w*", view.reply, flags=re.I)
+            if m and not tx.negated_at(view.reply, m.start()):
+                return Finding("violated", f"\u201c{tx.snippet(view.reply, m.start(), m.end())}\u201d",
+                               "clean up the temporary files before finishing", "cleanup")
+            return Finding("unknown", "no workspace listing to inspect", topic="cleanup")
+        bad = []
+        for path in sorted(view.artifacts):
+            low = path.lower()
+            base = low.rsplit("/", 1)[-1]
+            if any(fnmatch.fnmatch(low, g) or fnmatch.fnmatch(base, g) for g in self.globs):
+                bad.append(path)
+            elif any(t in tx.stems_of(base.replace("_", " ").replace(".", " ")) for t in self.extra_terms):
+                bad.append(path)
+        if bad:
+            return Finding("violated", "you left " + ", ".join(f"`{b}`" for b in bad[:4]) + " in the workspace",
+                           "delete the leftovers before you wrap up", "cleanup")
+        return Finding("satisfied", "workspace has no temporary files", topic="cleanup")
+
+    def describe(self) -> str:
+        return "no leftover temp/debug files"
+
+
+# -- actions ---------------------------------------------------------------------------------
+ASK_RE = re.compile(
+    r"\b(should i|shall i|want me to|would you like me to|do you want|let me know if|ok(ay)? (to|if i)|"
+    r"can i|may i|is it ok|before i|with your (ok|approval|go-ahead)|if you('d| would)? (like|approve|"
+    r"prefer|want)|your call|confirm|permission|sign[- ]off|green light|go ahead\?)", re.I)
+FUTURE_RE = re.compile(r"\b(i'll|i will|i'm going to|going to|about to|next i'll|now i'll|let me)\b", re.I)
+IRREGULAR = {"ran": "run", "rewrote": "rewrit", "wrote": "writ", "made": "mak", "did": "do",
+             "rewritten": "rewrit", "written": "writ", "threw": "throw", "took": "tak",
+             "set": "set", "put": "put", "rm": "delet", "nuked": "delet", "wiped": "delet",
+             "shipped": "deploy", "went": "go", "built": "build", "bumped": "upgrad"}
+
+
+def _verb_hits(sentence: str, verbs: frozenset[str]) -> list[tx.Token]:
+    out = []
+    for t in tx.tokens(sentence):
+        low = t.text.lower()
+        st = IRREGULAR.get(low, t.stem)
+        if st in verbs:
+            out.append(t)
+    return out
+
+
+@dataclass(frozen=True)
+class ActionRule(Check):
+    """An action the agent must ask about first (``ask``), never do (``forbid``), or always do
+    (``require``), recognised from the reply's own account of what it did."""
+
+    mode: Literal["ask", "forbid", "require"]
+    label: str
+    verbs: frozenset[str] = frozenset()
+    objects: Matcher = field(default_factory=Matcher)
+    commands: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    artifact_globs: tuple[str, ...] = ()
+
+    def _done(self, view: View) -> tuple[str | None, bool]:
+        """A sentence reporting the action as done (or announced), and whether any was asked."""
+        asked = False
+        done = None
+        for s in view.sentences + [ln for ln in tx.code_blocks(view.reply)]:
+            low = s.lower()
+            obj_ok = not self.objects or bool(self.objects.find(s, affirmative=False))
+            cmd = any(re.search(c, s, flags=re.I) for c in self.commands)
+            vh = _verb_hits(s, self.verbs)
+            mentions = obj_ok and (bool(vh) or cmd)
+            if mentions and (tx.is_question(s) or ASK_RE.search(low)):
+                asked = True
+                continue
+            if not mentions:
+                continue
+            if cmd and not any(tx.negated_at(s, m.start(), 4) for c in self.commands
+                               for m in re.finditer(c, s, flags=re.I)):
+                done = done or s
+                continue
+            for t in vh:
+                past = (t.text.lower().endswith(("ed", "en")) or t.text.lower() in IRREGULAR
+                        or re.search(r"\b(have|has|i've|just|went ahead and)\b", low[: t.start].lower()))
+                fut = self.mode != "require" and FUTURE_RE.search(low[: t.start])
+                if (past or fut) and not tx.negated_at(s, t.start, 4):
+                    done = done or s
+        return done, asked
+
+    def evaluate(self, view: View) -> Finding:
+        done, asked = self._done(view)
+        if self.mode == "require":
+            if not view.is_code_task:
+                return Finding("not_applicable", "no code change in this delivery", topic=self.label)
+            if any(re.search(r, view.reply, flags=re.I) and not tx.negated_at(
+                    view.reply, re.search(r, view.reply, flags=re.I).start(), 3) for r in self.results):
+                return Finding("satisfied", f"the reply reports {self.label}", topic=self.label)
+            if self.artifact_globs and view.artifacts is not None and any(
+                    fnmatch.fnmatch(p.lower(), g) for p in view.artifacts for g in self.artifact_globs):
+                return Finding("satisfied", f"workspace shows {self.label}", topic=self.label)
+            if done:
+                return Finding("satisfied", f"\u201c{tx.snippet(done, 0, len(done), 0)[:90]}\u201d",
+                               topic=self.label)
+            return Finding("violated", f"nothing says you did {self.label}",
+                           f"do {self.label} before handing it back", self.label)
+        if done is None:
+            return Finding("not_applicable" if not asked else "satisfied",
+                           "asked first" if asked else f"no {self.label} in this delivery", topic=self.label)
+        if self.mode == "ask" and asked:
+            return Finding("satisfied", "it asked before acting", topic=self.label)
+        ask = f"check with me before {self.label}" if self.mode == "ask" else f"don't do {self.label}"
+        return Finding("violated", f"you went ahead without asking (\u201c{done.strip()[:90]}\u201d)" if self.mode == "ask" else f"you did it anyway (\u201c{done.strip()[:90]}\u201d)", ask, self.label)
+
+    def describe(self) -> str:
+        return f"{self.mode}: {self.label}"
+
+
+# -- code style -------------------------------------------------------------------------------
+_DEF_RE = re.compile(r"^(\s*)def\s+(\w+)\s*\((.*?)\)\s*(->\s*[^:]+)?:", re.M | re.S)
+
+
+@dataclass(frozen=True)
+class CodeStyle(Check):
+    """Python code conventions in the code the agent produced."""
+
+    rule: Literal["type_hints", "docstrings", "no_comments", "max_line_length", "max_function_lines"]
+    n: int = 0
+
+    def evaluate(self, view: View) -> Finding:
+        code = view.code
+        if not code.strip():
+            return Finding("not_applicable", "no code in this delivery", topic=self.rule)
+        defs = list(_DEF_RE.finditer(code))
+        if self.rule == "type_hints":
+            if not defs:
+                return Finding("not_applicable", "no Python functions", topic="type hints")
+            for m in defs:
+                params = [p.strip() for p in m.group(3).split(",") if p.strip()]
+                params = [p for p in params if p.split("=")[0].strip() not in ("self", "cls", "*", "/")
+                          and not p.startswith("*")]
+                if m.group(4) is None or any(":" not in p.split("=")[0] for p in params):
+                    return Finding("violated", f"`def {m.group(2)}(...)` has no type annotations",
+                                   "annotate the function signatures", "type hints")
+            return Finding("satisfied", "functions are annotated", topic="type hints")
+        if self.rule == "docstrings":
+            if not defs:
+                return Finding("not_applicable", "no Python functions", topic="docstrings")
+            for m in defs:
+                rest = code[m.end():].lstrip("\n")
+                first = rest.split("\n", 1)[0].strip()
+                if m.group(2).startswith("_") and not m.group(2).startswith("__init"):
+                    continue
+                if not first.startswith(('"""', "'''", 'r"""')):
+                    return Finding("violated", f"`{m.group(2)}` has no docstring",
+                                   "give each public function a docstring", "docstrings")
+            return Finding("satisfied", "functions have docstrings", topic="docstrings")
+        if self.rule == "no_comments":
+            m = re.search(r"^\s*(#(?!!)|//)\s*\S.*$", code, flags=re.M)
+            if m:
+                return Finding("violated", f"comment in the code: `{m.group(0).strip()[:60]}`",
+                               "strip the inline comments", "comments")
+            return Finding("satisfied", "no comments", topic="comments")
+        if self.rule == "max_line_length":
+            long = [ln for ln in code.splitlines() if len(ln) > self.n]
+            if long:
+                return Finding("violated", f"{len(long)} code line(s) longer than {self.n} characters",
+                               f"wrap code lines at {self.n} characters", "line length")
+            return Finding("satisfied", "lines within limit", topic="line length")
+        if self.rule == "max_function_lines":
+            lines = code.splitlines()
+            for m in defs:
+                start = code[: m.start()].count("\n") + (1 if m.group(1) == "" else 1)
+                indent = len(m.group(1).replace("\n", ""))
+                n = 0
+                for ln in lines[start:]:
+                    if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+                        break
+                    n += 1
+                if n > self.n:
+                    return Finding("violated", f"`{m.group(2)}` is {n} lines long",
+                                   f"split functions longer than {self.n} lines", "function length")
+            return Finding("satisfied", "functions are short", topic="function length")
+        raise ValueError(self.rule)
+
+    def describe(self) -> str:
+        return f"code: {self.rule}" + (f" {self.n}" if self.n else "")
+
+
+@dataclass(frozen=True)
+class Unknown(Check):
+    """A preference the offline interpreter cannot turn into a check (judgement only)."""
+
+    reason: str = "no recognisable check in the preference text"
+
+    def evaluate(self, view: View) -> Finding:
+        return Finding("unknown", self.reason)
+
+    def describe(self) -> str:
+        return "judgement only"

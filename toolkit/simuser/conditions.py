@@ -1,0 +1,148 @@
+"""Offline evaluation of a preference's conditions and exceptions ("when I ask for X", "in Python")."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from toolkit.simuser import lexicons as lx
+from toolkit.simuser import text as tx
+from toolkit.simuser.checks import View
+
+#: words that name a kind of file or language, with the file endings and words that show it
+LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "python": ((".py", ".ipynb"), ("python", "pytest", "django", "flask", "pandas", "pip", "def")),
+    "javascript": ((".js", ".jsx", ".mjs", ".cjs"), ("javascript", "node", "npm", "react", "js")),
+    "typescript": ((".ts", ".tsx"), ("typescript", "ts", "tsx")),
+    "go": ((".go",), ("golang", "go")),
+    "rust": ((".rs",), ("rust", "cargo")),
+    "java": ((".java",), ("java", "maven", "gradle")),
+    "sql": ((".sql",), ("sql", "query", "queries", "database", "postgres", "mysql", "sqlite")),
+    "shell": ((".sh", ".bash"), ("shell", "bash", "script", "zsh")),
+    "bash": ((".sh", ".bash"), ("shell", "bash", "zsh")),
+    "markdown": ((".md", ".rst"), ("markdown", "readme", "docs", "documentation")),
+    "documentation": ((".md", ".rst"), ("readme", "docs", "documentation", "docstring", "guide")),
+    "docs": ((".md", ".rst"), ("readme", "docs", "documentation", "guide")),
+    "readme": (("readme.md", "readme"), ("readme",)),
+    "yaml": ((".yml", ".yaml"), ("yaml", "yml")),
+    "config": ((".yml", ".yaml", ".toml", ".ini", ".cfg", ".env", ".json"), ("config", "configuration",
+                                                                             "settings")),
+    "css": ((".css", ".scss"), ("css", "stylesheet", "styles")),
+    "html": ((".html", ".htm"), ("html", "template")),
+    "frontend": ((".tsx", ".jsx", ".vue", ".css", ".html", ".svelte"), ("frontend", "ui", "react", "css",
+                                                                        "component", "page")),
+    "test": (("test_", "_test.", ".test.", ".spec.", "tests/"), ("test", "tests", "pytest", "spec",
+                                                                  "unit test")),
+    "notebook": ((".ipynb",), ("notebook", "jupyter")),
+}
+SYNONYMS = {
+    "bug": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue", "wrong"),
+    "fix": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue"),
+    "refactor": ("refactor", "restructure", "clean", "reorganize", "tidy", "simplify", "rename"),
+    "explain": ("explain", "explanation", "why", "how does", "how do", "what is", "what's", "understand",
+                "walk me through", "teach"),
+    "question": ("?", "question", "what", "how", "why", "which"),
+    "travel": ("trip", "travel", "itinerary", "flight", "hotel", "vacation", "holiday", "visit", "tour"),
+    "trip": ("trip", "travel", "itinerary", "flight", "hotel", "vacation", "holiday", "visit"),
+    "itinerary": ("itinerary", "plan", "day", "schedule", "trip"),
+    "flight": ("flight", "fly", "airline", "airport"),
+    "hotel": ("hotel", "stay", "accommodation", "lodging", "room", "inn", "bnb", "airbnb"),
+    "restaurant": ("restaurant", "dinner", "lunch", "eat", "food", "dining", "meal", "breakfast"),
+    "meal": ("restaurant", "dinner", "lunch", "eat", "food", "dining", "meal", "breakfast"),
+    "detail": ("detail", "detailed", "in depth", "in-depth", "thorough", "deep dive", "elaborate",
+               "comprehensive", "long", "full explanation", "step by step"),
+    "long": ("detail", "detailed", "in depth", "thorough", "long", "full", "comprehensive"),
+    "kid": ("kid", "child", "children", "family", "toddler", "son", "daughter"),
+    "child": ("kid", "child", "children", "family", "toddler", "son", "daughter"),
+    "family": ("kid", "child", "children", "family", "parents"),
+    "business": ("business", "work trip", "conference", "client", "meeting"),
+    "budget": ("budget", "cheap", "affordable", "cost", "price", "$", "save"),
+    "urgent": ("urgent", "asap", "quick", "hotfix", "emergency", "right now", "outage", "prod is down"),
+    "quick": ("quick", "quickly", "fast", "small", "tiny", "trivial", "one-line", "one line", "typo"),
+    "hotfix": ("hotfix", "urgent", "outage", "emergency", "asap", "prod"),
+    "prototype": ("prototype", "spike", "poc", "proof of concept", "throwaway", "hack", "experiment"),
+    "production": ("production", "prod", "release", "deploy", "live"),
+    "commit": ("commit", "git", "push"),
+    "review": ("review", "pr", "pull request", "feedback on"),
+    "feature": ("feature", "add", "implement", "build", "new"),
+    "dependency": ("dependency", "package", "library", "install", "requirements"),
+    "migration": ("migration", "schema", "database", "alembic"),
+    "script": ("script", ".sh", ".py", "cli"),
+    "weekend": ("weekend", "saturday", "sunday", "2-day", "two-day"),
+    "abroad": ("abroad", "international", "overseas", "visa", "passport"),
+}
+COND_GENERIC = frozenset({
+    "user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests", "requested",
+    "task", "tasks", "work", "working", "writing", "write", "doing", "agent", "response", "responses",
+    "answer", "answers", "reply", "replies", "something", "anything", "make", "making", "say", "says",
+    "tell", "told", "want", "wants", "need", "needs", "involve", "involves", "involving", "relate",
+    "related", "touch", "touches", "touching", "editing", "edit", "change", "changes", "changing",
+    "file", "files", "code", "thing", "things", "case", "cases", "time", "times", "specifically",
+    "otherwise", "instead", "actually", "really", "clearly", "directly", "specific", "current",
+    "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning",
+})
+_CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
+
+
+def _context(view: View, wide: bool) -> str:
+    parts = [view.task, " ".join(sorted(view.artifacts or {}))]
+    if wide:
+        parts += [view.reply, "\n".join(b for _, b in sorted((view.artifacts or {}).items()))]
+    return "\n".join(parts)
+
+
+def _has(ctx_low: str, ctx_stems: set[str], term: str) -> bool:
+    if not re.search(r"\w", term):
+        return term in ctx_low
+    st = tx.stems_of(term)
+    if len(st) == 1:
+        return st[0] in ctx_stems
+    return " ".join(st) in " ".join(tx.stem(w) for w in tx.words(ctx_low))
+
+
+def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool | None, str]:
+    """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason."""
+    low = cond.lower().strip()
+    m = re.search(r"(more|fewer|less) than (\w+) files", low)
+    if m and view.artifacts is not None:
+        n = tx.parse_number(m.group(2)) or 0
+        k = len(view.artifacts)
+        ok = k > n if m.group(1) == "more" else k < n
+        return ok, f"{k} files in the workspace"
+    ctx = _context(view, wide)
+    ctx_low = ctx.lower()
+    ctx_stems = {t.stem for t in tx.tokens(ctx_low)}
+    paths = [p.lower() for p in (view.artifacts or {})] + re.findall(r"[\w\-/]+\.\w{1,5}\b", view.task.lower())
+    if wide:
+        paths += re.findall(r"[\w\-/]+\.\w{1,5}\b", view.reply.lower())
+    # quantity words about the task itself
+    if re.search(r"\b(quick|small|trivial|tiny|minor|simple|short|one[- ]line|single[- ]line)\b", low) and \
+            re.search(r"\b(question|fix|change|edit|task|tweak|request|answer|query|lookup)\b", low):
+        small = len(tx.words(view.task)) <= 20 or bool(re.search(
+            r"\b(quick|small|trivial|tiny|minor|simple|typo|one[- ]line|just)\b", view.task.lower()))
+        return small, "the task is small" if small else "the task is not a small one"
+    kws = []
+    for w in tx.words(low):
+        if w in lx.STOPWORDS or w in _CG or tx.stem(w) in _CG:
+            continue
+        kws.append(w)
+    kws = list(dict.fromkeys(kws))
+    if not kws:
+        return None, f"no usable words in the condition {cond!r}"
+    matched = []
+    salient_hit = False
+    for w in kws:
+        if w in LANGS:
+            exts, names = LANGS[w]
+            if any(p.endswith(exts) or any(e in p for e in exts if e.endswith(("_", "/", "."))) for p in paths) or \
+                    any(_has(ctx_low, ctx_stems, n) for n in names):
+                matched.append(w)
+                salient_hit = True
+            continue
+        syns = SYNONYMS.get(w) or SYNONYMS.get(tx.stem(w)) or ()
+        if _has(ctx_low, ctx_stems, w) or any(_has(ctx_low, ctx_stems, s) for s in syns):
+            matched.append(w)
+    need = max(1, math.ceil(len(kws) / 2))
+    ok = salient_hit or len(matched) >= need
+    return ok, (f"condition words found: {', '.join(matched)}" if matched else
+                f"none of {', '.join(kws[:5])} in the {'delivery' if wide else 'task'}")

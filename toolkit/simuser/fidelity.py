@@ -1,0 +1,196 @@
+"""Simulator fidelity against annotated interaction points (TellOnce App. C.3.3, Table 10).
+
+Positive = the annotator corrected. Per annotator: decision precision, recall, F1, specificity,
+and rule recall (share of (positive point, labelled preference) pairs whose preference the
+simulator named). Then the unweighted mean over annotators, with stratified bootstrap 95% CIs
+(points resampled within each annotator). Decisions the model could not give ('unknown') are
+counted separately and left out of every metric.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from toolkit.llm import ChatModel
+from toolkit.metrics import Binary, confusion
+from toolkit.paper import paper_figures
+from toolkit.profiles import Profile
+from toolkit.records import AnnotatedPoint
+from toolkit.simuser.delivery import Delivery
+from toolkit.simuser.simulator import SimulatedUser
+from toolkit.simuser.trace import Trace
+
+METRICS = ("precision", "recall", "f1", "specificity", "rule_recall")
+
+
+def point_delivery(p: AnnotatedPoint) -> Delivery:
+    """An annotated point as the delivery the simulated user reviews."""
+    return Delivery(task=p.task, reply=p.response, artifacts=p.artifacts, unit=p.id, id=p.id)
+
+
+def simulate_points(points: list[AnnotatedPoint], profiles: dict[str, Profile], model: ChatModel | None,
+                    *, seed: int = 0) -> list[Trace]:
+    """The simulator's trace for every point, judged by its annotator's profile (input order)."""
+    traces: dict[str, Trace] = {}
+    by_ann: dict[str, list[AnnotatedPoint]] = {}
+    for p in points:
+        by_ann.setdefault(p.annotator, []).append(p)
+    for ann, pts in sorted(by_ann.items()):
+        user = SimulatedUser(profiles[ann], model, seed=seed)
+        for p, tr in zip(pts, user.judge_many([point_delivery(p) for p in pts]), strict=True):
+            traces[p.id] = tr
+    return [traces[p.id] for p in points]
+
+
+def _nan_none(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _metrics(t: np.ndarray, p: np.ndarray, hits: np.ndarray, tot: np.ndarray) -> dict[str, float]:
+    c: Binary = confusion(t, p)
+    rr = float(hits.sum() / tot.sum()) if tot.sum() else float("nan")
+    return {"precision": c.precision, "recall": c.recall, "f1": c.f1, "specificity": c.specificity,
+            "rule_recall": rr}
+
+
+def fidelity_report(points: list[AnnotatedPoint], profiles: dict[str, Profile], model: ChatModel, *,
+                    seed: int = 0) -> dict:
+    """The DESIGN §3 fidelity JSON (annotators, macro, points) plus bootstrap CIs under ``ci``."""
+    traces = simulate_points(points, profiles, model, seed=seed)
+    rows_points = []
+    arrays: dict[str, dict[str, list]] = {}
+    for p, tr in zip(points, traces, strict=True):
+        status = "unknown" if tr.decision == "unknown" else "ok"
+        corrected = tr.decision == "correct"
+        rows_points.append({"id": p.id, "corrected": corrected, "preference_ids": list(tr.named),
+                            "feedback": tr.feedback, **({"status": "unknown"} if status == "unknown" else {})})
+        a = arrays.setdefault(p.annotator, {"t": [], "p": [], "hits": [], "tot": [], "unknown": 0})
+        if status == "unknown":
+            a["unknown"] += 1
+            continue
+        a["t"].append(p.corrected)
+        a["p"].append(corrected)
+        labelled = set(p.preference_ids) if p.corrected else set()
+        a["hits"].append(len(labelled & set(tr.named)))
+        a["tot"].append(len(labelled))
+    ann_rows = []
+    np_arrays = {}
+    for ann in sorted(arrays):
+        a = arrays[ann]
+        t, pr = np.asarray(a["t"], bool), np.asarray(a["p"], bool)
+        hits, tot = np.asarray(a["hits"], float), np.asarray(a["tot"], float)
+        np_arrays[ann] = (t, pr, hits, tot)
+        m = _metrics(t, pr, hits, tot)
+        ann_rows.append({"annotator": ann, "n_pos": int(t.sum()), "n_neg": int((~t).sum()),
+                         **{k: _nan_none(v) for k, v in m.items()}, "n_unknown": a["unknown"]})
+    macro = {k: _nan_none(float(np.nanmean([r[k] if r[k] is not None else np.nan for r in ann_rows])))
+             if ann_rows else None for k in METRICS}
+    ci = bootstrap_cis(np_arrays, seed=seed)
+    paper = paper_figures("fidelity")
+    return {
+        "annotators": ann_rows, "macro": macro, "points": rows_points, "ci": ci,
+        "model": getattr(model, "name", "offline"), "seed": seed, "n_points": len(points),
+        "n_unknown": sum(a["unknown"] for a in arrays.values()),
+        "paper": {"table": paper["table"], **paper["figures"], "n_points": paper["n_points"],
+                  "n_annotators": paper["n_annotators"]},
+    }
+
+
+def bootstrap_cis(arrays: dict[str, tuple[np.ndarray, ...]], *, seed: int = 0, n_resamples: int = 2000,
+                  alpha: float = 0.05) -> dict[str, Any]:
+    """Percentile CIs: per annotator (its points resampled) and macro (resampled within annotators)."""
+    rng = check_random_state(seed)
+    per: dict[str, np.ndarray] = {}
+    for ann, (t, p, hits, tot) in sorted(arrays.items()):
+        n = len(t)
+        stats = np.full((n_resamples, len(METRICS)), np.nan)
+        if n:
+            idx = rng.randint(0, n, (n_resamples, n))
+            T, P, H, N = t[idx], p[idx], hits[idx], tot[idx]
+            tp = (T & P).sum(1)
+            fp = (~T & P).sum(1)
+            tn = (~T & ~P).sum(1)
+            fn = (T & ~P).sum(1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                prec = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), np.nan)
+                rec = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), np.nan)
+                f1 = np.where((prec + rec) > 0, 2 * prec * rec / (prec + rec), np.where(tp + fp + fn > 0, 0.0, np.nan))
+                spec = np.where(tn + fp > 0, tn / np.maximum(tn + fp, 1), np.nan)
+                rr = np.where(N.sum(1) > 0, H.sum(1) / np.maximum(N.sum(1), 1), np.nan)
+            stats = np.column_stack([prec, rec, f1, spec, rr])
+        per[ann] = stats
+
+    def interval(col: np.ndarray) -> list[float | None]:
+        col = col[~np.isnan(col)]
+        if col.size == 0:
+            return [None, None]
+        return [float(np.quantile(col, alpha / 2)), float(np.quantile(col, 1 - alpha / 2))]
+
+    out: dict[str, Any] = {"method": f"percentile bootstrap, {n_resamples} resamples, points resampled "
+                                     "within each annotator", "level": 1 - alpha, "annotators": {}, "macro": {}}
+    for ann, stats in per.items():
+        out["annotators"][ann] = {m: interval(stats[:, i]) for i, m in enumerate(METRICS)}
+    if per:
+        with np.errstate(invalid="ignore"), _quiet():
+            macro = np.nanmean(np.stack(list(per.values())), axis=0)
+        out["macro"] = {m: interval(macro[:, i]) for i, m in enumerate(METRICS)}
+    return out
+
+
+class _quiet:
+    """Silence numpy's 'mean of empty slice' warning inside a block."""
+
+    def __enter__(self):
+        import warnings
+
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return self
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+def _f(x: float | None) -> str:
+    return "  n/a" if x is None else f"{x:.3f}"
+
+
+def format_fidelity(report: dict) -> str:
+    """Table 10's layout: per-annotator rows, the macro row with CIs, the paper's figures beside."""
+    head = f"{'annotator':<16}{'n_pos':>6}{'n_neg':>6}{'precision':>11}{'recall':>8}{'F1':>8}{'specif.':>9}{'rule rec.':>11}"
+    lines = [f"Simulator fidelity (TellOnce Table 10 layout) - model {report.get('model')}, seed {report.get('seed')}",
+             head, "-" * len(head)]
+    for r in report["annotators"]:
+        lines.append(f"{r['annotator']:<16}{r['n_pos']:>6}{r['n_neg']:>6}{_f(r['precision']):>11}{_f(r['recall']):>8}"
+                     f"{_f(r['f1']):>8}{_f(r['specificity']):>9}{_f(r['rule_recall']):>11}")
+    m = report["macro"]
+    npos = sum(r["n_pos"] for r in report["annotators"])
+    nneg = sum(r["n_neg"] for r in report["annotators"])
+    lines.append("-" * len(head))
+    lines.append(f"{'macro (ours)':<16}{npos:>6}{nneg:>6}{_f(m['precision']):>11}{_f(m['recall']):>8}"
+                 f"{_f(m['f1']):>8}{_f(m['specificity']):>9}{_f(m['rule_recall']):>11}")
+    ci = report.get("ci", {}).get("macro", {})
+    if ci:
+        def c(k: str) -> str:
+            lo, hi = ci.get(k, [None, None])
+            return "" if lo is None else f"[{lo:.2f},{hi:.2f}]"
+        lines.append(f"{'  95% CI':<28}{c('precision'):>11}{c('recall'):>12}{c('f1'):>12}{c('specificity'):>12}"
+                     f"{c('rule_recall'):>12}")
+    pp = report.get("paper") or {}
+    if pp:
+        lines.append(f"{'paper (Table 10)':<16}{'':>6}{'':>6}{'  n/r':>11}{'  n/r':>8}{_f(pp.get('f1')):>8}"
+                     f"{_f(pp.get('specificity')):>9}{_f(pp.get('rule_recall')):>11}")
+    n_ann = len(report["annotators"])
+    lines.append("")
+    lines.append(f"Ours: {n_ann} annotators, {npos + nneg} points ({npos} corrections, {nneg} matched "
+                 f"non-corrections); {report.get('n_unknown', 0)} unknown decisions left out.")
+    if pp:
+        lines.append(f"Paper: {pp.get('n_annotators')} researchers, {pp.get('n_points')} points; F1 "
+                     f"{pp.get('f1'):.3f}, specificity {pp.get('specificity'):.3f}, rule recall "
+                     f"{pp.get('rule_recall'):.3f} (precision and recall not reported, n/r).")
+    return "\n".join(lines)

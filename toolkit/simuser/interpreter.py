@@ -1,0 +1,860 @@
+"""Offline interpreter: compile a preference (its ``check`` or its natural-language text) to checks.
+
+The text grammar recognises the common kinds of preference: length limits, brevity, required or
+forbidden content, list/heading/table/JSON/markdown format, tone (pleasantries, apologies,
+emojis, hedging), unsolicited suggestions, workspace cleanup, asking before acting, actions never
+to take or always to take, code conventions, tool substitutions ("use X instead of Y") and things a
+traveller avoids or prefers. Conditions ("when ...", "unless ...") are split off. A preference
+with no recognisable cue compiles to :class:`~toolkit.simuser.checks.Unknown`, so the simulator
+stays silent and says why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from toolkit.profiles import Check as CheckSpec
+from toolkit.profiles import Preference
+from toolkit.simuser import lexicons as lx
+from toolkit.simuser import text as tx
+from toolkit.simuser.checks import (
+    ActionRule,
+    Check,
+    Cleanup,
+    CodeStyle,
+    Forbid,
+    Headings,
+    JsonFields,
+    ListFormat,
+    Matcher,
+    MaxCount,
+    MinCount,
+    NoMarkdown,
+    Require,
+    RequireTerms,
+    Table,
+    Unknown,
+    matcher,
+)
+
+_GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
+_NOISE = frozenset(lx.ADJECTIVE_NOISE | {tx.stem(w) for w in lx.ADJECTIVE_NOISE})
+_STOP = frozenset(lx.STOPWORDS)
+
+
+@dataclass(frozen=True)
+class CompiledPreference:
+    """A preference as the offline simulator uses it: checks plus when it applies."""
+
+    id: str
+    checks: tuple[Check, ...]
+    applies_when: tuple[str, ...] = ()
+    except_when: tuple[str, ...] = ()
+    source: str = "text"
+
+    @property
+    def judgeable(self) -> bool:
+        return not all(isinstance(c, Unknown) for c in self.checks)
+
+
+# -- text preparation -----------------------------------------------------------------------
+_DEFINITIONAL = re.compile(r"^\s*(enforce|consider this|this is (satisfied|violated)|note:|"
+                           r"mixed prose)", re.I)
+_LEAD_COND = re.compile(r"^\s*(?:when(?:ever)?|if|while|during|for|in|on|once|after)\s+(?P<c>[^,]{3,120}),\s*"
+                        r"(?P<b>.+)$", re.I | re.S)
+_TRAIL_EXC = re.compile(r"[,;]?\s*\b(?:unless|except (?:when|if|for|in)|except|other than when|but not when|"
+                        r"save for when)\b\s+(?P<c>[^.;]+)", re.I)
+_TRAIL_COND = re.compile(r"[,;]?\s*\b(?:when(?:ever)?|if|only if|any time)\s+(?P<c>(?:i|you|the|a|an|we|it|"
+                         r"there|working|writing|doing|touching|editing|fixing|changing|making|"
+                         r"planning|booking|a task|tasks?)\b[^.;]+)", re.I)
+
+
+def _clean(text: str) -> str:
+    t = re.sub(r"\([^)]*\)", " ", text)
+    t = t.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    sents = re.split(r"(?<=[.!?])\s+", t)
+    keep = [s for s in sents if not _DEFINITIONAL.match(s)]
+    return " ".join(keep).strip() or t.strip()
+
+
+def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
+    """(body, conditions, exceptions) from one preference text."""
+    body = _clean(text)
+    conds: list[str] = []
+    excs: list[str] = []
+    out = []
+    for s in re.split(r"(?<=[.!?])\s+", body):
+        for m in list(_TRAIL_EXC.finditer(s)):
+            excs.append(m.group("c").strip(" ."))
+        s = _TRAIL_EXC.sub("", s)
+        m = _LEAD_COND.match(s)
+        if m and not re.match(r"\s*(?:in|on|for)\s+(?:every|all|each|any|general|short)\b", s, re.I):
+            conds.append(m.group("c").strip())
+            s = m.group("b")
+        m = re.search(r"\s+(?:in|for|on)\s+(?P<c>(?:short|quick|small|simple|brief|one-line|trivial|minor)\s+"
+                      r"(?:answers?|replies|questions?|tasks?|fixes|changes?|requests?|edits?))\b", s, re.I)
+        if m:
+            conds.append(m.group("c"))
+            s = s[: m.start()] + s[m.end():]
+        m = _TRAIL_COND.search(s)
+        if m and m.start() > 10:
+            conds.append(m.group("c").strip(" ."))
+            s = s[: m.start()]
+        out.append(s)
+    return " ".join(out).strip(), conds, excs
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _neg_before(body: str, pos: int) -> bool:
+    return tx.negated_at(body, pos, window=6)
+
+
+def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
+    """Positions of a cue and whether each is negated in its clause."""
+    out = []
+    for m in re.finditer(pattern, body, flags=re.I):
+        head = body[max(0, m.start() - 60): m.start()].lower()
+        if re.search(r"\b(don't|do not) mind\b|\b(is|are) (fine|ok|okay|acceptable)\b", head[-30:]):
+            continue
+        neg = _neg_before(body, m.start()) or bool(re.search(r"\b(too many|excessive|overuse|any)\s*$", head))
+        out.append((m.start(), neg))
+    return out
+
+
+def _content_words(phrase: str) -> list[str]:
+    ws = [w for w in tx.words(phrase.lower()) if w not in _STOP]
+    return [w for w in ws if tx.stem(w) not in _GENERIC]
+
+
+def _np(text: str) -> str:
+    """Trim a noun phrase at the first clause boundary or reason/contrast word."""
+    text = re.split(r"\s+(?:because|as|since|due to|so that|so|but|and (?:prefer|i|would|instead|rather)|"
+                    r"preferring|which|that|when|unless|except|instead|rather|whenever|if|while|"
+                    r"though|although|for (?:my|the|a) (?:health|safety|comfort|reasons?))\b|[.;:!?()]",
+                    text.strip(), maxsplit=1, flags=re.I)[0]
+    return text.strip(" ,-")
+
+
+def _domain_terms(phrase: str) -> tuple[list[str], list[str]]:
+    """Lexicon expansions for a phrase: (phrases, regexes)."""
+    low = " " + " ".join(tx.stem(w) for w in tx.words(phrase.lower())) + " "
+    phrases: list[str] = []
+    regexes: list[str] = []
+    for key, vals in lx.DOMAIN.items():
+        k = " " + " ".join(tx.stem(w) for w in tx.words(key)) + " "
+        if k in low or (k.strip() and (" " + k.strip()) in low):
+            for v in vals:
+                (regexes.append(v[4:]) if v.startswith("~rx:") else phrases.append(v))
+    return phrases, regexes
+
+
+def _subject_terms(phrase: str) -> Matcher | None:
+    """A matcher for the things a phrase names: lexicon expansions plus its specific words."""
+    phrase = _np(phrase)
+    dom_p, dom_r = _domain_terms(phrase)
+    ws = [w for w in tx.words(phrase.lower()) if w not in _STOP]
+    ws = [w for w in ws if tx.stem(w) not in _NOISE]
+    while ws and tx.stem(ws[0]) in _GENERIC:
+        ws = ws[1:]
+    specific = [w for w in ws if tx.stem(w) not in _GENERIC]
+    phrases = list(dom_p)
+    if len(specific) == 1:
+        phrases.append(specific[0])
+    elif specific:
+        phrases.append(" ".join(specific))
+        if len(specific) == 2 and not dom_p:
+            phrases.append(" ".join(ws))
+    if not phrases and not dom_r:
+        return None
+    return matcher(phrases, tuple(dom_r))
+
+
+# -- cue rules -------------------------------------------------------------------------------
+_NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|" \
+       r"forty|fifty|sixty|eighty|a hundred|hundred|single|a couple of|a few)"
+_UNITS = r"(words?|sentences?|lines?|paragraphs?|characters?|chars|bullets?|bullet points?|items?)"
+_MAX_RX = re.compile(
+    r"(?P<op>under|below|less than|fewer than|no more than|not more than|at most|max(?:imum)?(?: of)?|up to|"
+    r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|limit(?:ed)? (?:it |them |replies |"
+    r"answers |responses )?to|keep (?:it|them|replies|answers|responses|things) (?:to|at|under)|"
+    r"capped at|in)\s+" + _NUM + r"(?:[- ]" + _UNITS + r")", re.I)
+_MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less)|max(?:imum)?|tops|at most|limit)", re.I)
+_MIN_RX = re.compile(r"(?:at least|minimum of|no fewer than|no less than|a minimum of)\s+" + _NUM + r"\s+" + _UNITS,
+                     re.I)
+
+
+def _unit(u: str) -> str:
+    u = u.lower().rstrip("s")
+    u = {"char": "character", "bullet point": "bullet", "item": "bullet"}.get(u, u)
+    return {"word": "words", "sentence": "sentences", "line": "lines", "paragraph": "paragraphs",
+            "character": "characters", "bullet": "bullets"}.get(u, "words")
+
+
+def _rule_length(body: str, out: list[Check]) -> None:
+    if re.search(r"\b(commit message|docstring|function|method|class|file|pr description|title|"
+                 r"subject line|variable name)s?\b", body, re.I) and not re.search(
+                     r"\b(repl(y|ies)|answers?|responses?|messages? to me|summar(y|ies))\b", body, re.I):
+        m = re.search(r"\b(functions?|methods?)\b[^.]*?" + r"(?:under|below|at most|no more than|less than|"
+                      r"shorter than|longer than|over)\s+(\d+)\s+lines", body, re.I)
+        if m:
+            out.append(CodeStyle("max_function_lines", int(m.group(2))))
+        m = re.search(r"\blines?\b[^.]*?(?:under|below|at most|no more than|over|longer than|exceed\w*|"
+                      r"wrap(?:ped)? at|within)\s+(\d+)\s+(?:characters|chars|columns)", body, re.I)
+        if m:
+            out.append(CodeStyle("max_line_length", int(m.group(1))))
+        return
+    for m in _MAX_RX.finditer(body):
+        op = m.group("op").lower()
+        n = tx.parse_number(m.group(2))
+        if n is None:
+            continue
+        unit = _unit(m.group(3))
+        if op in ("more than", "over") and not _neg_before(body, m.start()):
+            out.append(MinCount(unit, n + 1))
+        elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e)\w*\s+$",
+                                          body[: m.start()], re.I):
+            continue
+        else:
+            out.append(MaxCount(unit, n))
+    for m in _MAX_RX2.finditer(body):
+        n = tx.parse_number(m.group(1))
+        if n:
+            out.append(MaxCount(_unit(m.group(2)), n))
+    for m in _MIN_RX.finditer(body):
+        n = tx.parse_number(m.group(1))
+        if n:
+            out.append(MinCount(_unit(m.group(2)), n))
+    m = re.search(r"\b(one|single|1)[- ](sentence|line|paragraph)\s+(answers?|repl(y|ies)|responses?)", body, re.I)
+    if m:
+        out.append(MaxCount(_unit(m.group(2)), 1))
+
+
+def _rule_brevity(body: str, out: list[Check]) -> None:
+    if any(isinstance(c, MaxCount) for c in out):
+        return
+    if re.search(r"\b(function|commit|variable|name|title|meeting|trip|flight|walk|layover|stay|drive)s?\b",
+                 body, re.I) and not re.search(r"\b(repl|answer|respon|explanation|message|summar|update|"
+                                               r"write-?up)", body, re.I):
+        return
+    for pos, neg in _cue(body, r"\b(concise|brief|succinct|terse|short|tight|compact|"
+                               r"crisp|shorter)\b"):
+        if re.search(r"\b(in|for|on|to)\s+$", body[max(0, pos - 6): pos]) or re.match(
+                r"\w+\s+(summary|summaries|note|notes|list|description|comment|intro|overview|line|sentence|"
+                r"tl;?dr|recap|paragraph|title|header|explanation of why|reason|justification)\b", body[pos:], re.I) or \
+                re.match(r"short\s+(questions?|tasks?|answers?|fix|change|requests?)\b", body[pos:], re.I):
+            continue
+        neg = tx.negated_at(body, pos, window=3)
+        if neg:
+            out.append(MinCount("words", 40))
+        else:
+            out.append(MaxCount("words", 150, soft=True))
+        return
+    for pos, neg in _cue(body, r"\b(verbose|verbosity|long[- ]winded|rambl\w*|walls? of text|essays?|"
+                               r"padding|waffle|lengthy|long (answers|replies|responses|explanations))\b"):
+        if neg:
+            out.append(MaxCount("words", 150, soft=True))
+        return
+    for pos, neg in _cue(body, r"\b(detailed|thorough|in-depth|in depth|comprehensive|elaborate)\b"):
+        if not neg:
+            out.append(MinCount("words", 80))
+        return
+
+
+def _rule_tone(body: str, out: list[Check]) -> None:
+    low = body.lower()
+    blunt = re.search(r"\b(blunt|no-nonsense|matter-of-fact|curt|dry|businesslike|strictly professional|"
+                      r"just the facts)\b", low)
+    for pos, neg in _cue(body, r"\b(pleasantr\w*|niceties|small talk|courtesy markers?|flattery|"
+                               r"sycophan\w*|compliments?|chit-?chat|fluff|filler|buttering|enthusias\w*|"
+                               r"gush\w*|cheerleading|praise)\b"):
+        if neg or blunt:
+            out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES, lx.ENTHUSIASM_RX), task_override=False,
+                              ask="skip the niceties and just give me the content"))
+            break
+    for pos, neg in _cue(body, r"\b(apolog\w*|sorry|saying sorry)\b"):
+        if neg or blunt or re.search(r"\b(stop|quit)\b", low):
+            out.append(Forbid("apologies", matcher(lx.APOLOGIES), task_override=False,
+                              ask="no need to apologise, just fix it"))
+            break
+    if blunt and not any(isinstance(c, Forbid) and c.label == "pleasantries" for c in out):
+        out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES + lx.APOLOGIES, lx.ENTHUSIASM_RX),
+                          task_override=False, ask="drop the pleasantries"))
+    for pos, neg in _cue(body, r"\b(preamble|intro(duction)?s?|meta-?commentary|narrat\w*|throat-?clearing|"
+                               r"warm-?up|lead-?in|restat\w* (the|my) question)\b"):
+        if neg:
+            out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
+                              task_override=False, ask="start with the answer itself"))
+            break
+    if re.search(r"\b(get|go|jump|cut|skip) (straight|directly|right)? ?to the (point|answer)|"
+                 r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
+        out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
+                          task_override=False, ask="start with the answer itself"))
+    for pos, neg in _cue(body, r"\b(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"):
+        if not neg:
+            out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
+                               ask="a bit of warmth would be nice"))
+        break
+    for pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
+        out.append(Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern, *lx.EMOJI_WORD_RX)),
+                          ask="no emoji, please") if neg else
+                   Require("an emoji", Matcher((), (tx.EMOJI_RE.pattern,))))
+        break
+    for pos, neg in _cue(body, r"\b(exclamation (marks?|points?)|exclamations)\b"):
+        if neg:
+            out.append(Forbid("exclamation marks", Matcher((), (r"(?<![=!<>])!(?!=)",)), task_override=False,
+                              ask="tone down the exclamation marks"))
+        break
+    for pos, neg in _cue(body, r"\b(hedg\w*|waffl\w*|wishy-?washy|non-?committal|it depends)\b"):
+        if neg:
+            out.append(Forbid("hedging", matcher(lx.HEDGES), task_override=False,
+                              ask="commit to an answer instead of hedging"))
+        break
+    if re.search(r"\bcommit to (a|one|an) (single )?(answer|recommendation|choice|option)\b|"
+                 r"\bjust (pick|choose|recommend) one\b|\bone (clear )?recommendation\b", low):
+        out.append(Forbid("hedging", matcher(lx.HEDGES + ("alternatively", "option b", "option 2")),
+                          task_override=False, ask="just give me your pick"))
+
+
+def _rule_suggestions(body: str, out: list[Check]) -> None:
+    low = body.lower()
+    end = re.search(r"\b(end|finish|close|wrap up|conclude)\w*\b[^.]{0,40}\b(suggestion|next step|follow-?up|"
+                    r"recommendation|idea)", low)
+    if end and not _neg_before(body, end.start()):
+        out.append(Require("a suggested next step", matcher(lx.SUGGESTIONS, lx.SUGGESTION_RX), where="end",
+                           ask="close with a concrete next step I could take"))
+        return
+    for pos, neg in _cue(body, r"\b(unsolicited|unrequested|unasked[- ]for|extra|additional|further|"
+                               r"follow-?up|proactive|unprompted)?\s*(suggestions?|next steps?|advice|"
+                               r"recommendations?|ideas|tips)\b"):
+        seg = low[pos: pos + 60]
+        if neg or re.search(r"unsolicited|unrequested|unasked|unprompted", seg):
+            if re.search(r"unsolicited|unrequested|unasked|unprompted|next step|extra|additional|further|"
+                         r"only (to|what|answer|respond)|beyond", low):
+                out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS,
+                                  (r"^\s*(tip|bonus|suggestion)s?:",)), task_override=False,
+                                  ask="just answer what I asked, no extra suggestions"))
+                return
+    if re.search(r"\b(only|just) (respond|answer|reply|do) (to )?(what|my|the)\b", low):
+        out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS), task_override=False,
+                          ask="stick to what I asked"))
+    for pos, neg in _cue(body, r"\b(keep|keeps|keeping)? ?(asking|ask) (for )?(confirmation|permission|"
+                               r"whether to continue|if (i|you) should continue)|\bfragments?\b|"
+                               r"\bholistic\b|\bcomplete (answer|solution)\b|\bfull solution\b"):
+        if neg or re.search(r"holistic|complete|full solution|don't (break|split)|fragments", low):
+            if not re.search(r"\b(increment|one step at a time|single (small )?step)", low):
+                out.append(Forbid("piecemeal check-ins", matcher(lx.CONFIRM_SEEKING), where="end",
+                                  task_override=False, ask="give me the whole thing in one go"))
+                return
+    if re.search(r"\b(increments?|one step at a time|single (small )?step|step by step and (ask|check))", low) and \
+            re.search(r"\b(ask|check|confirm)\w*\b", low):
+        out.append(Require("a check-in before continuing",
+                           matcher(lx.CONFIRM_SEEKING, (r"\?\s*$",)), where="end",
+                           ask="go one step at a time and check with me before moving on"))
+
+
+def _rule_format(body: str, out: list[Check]) -> None:
+    low = body.lower()
+    for pos, neg in _cue(body, r"\b(bullet(ed)?( points?| lists?)?|bullets|bulleted|dash(ed)? lists?|"
+                               r"list format|lists)\b"):
+        if re.search(r"numbered", low[max(0, pos - 15): pos]):
+            continue
+        out.append(ListFormat(numbered=False, required=not neg))
+        break
+    for pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
+                               r"step numbers|numbers for each step)\b"):
+        out.append(ListFormat(numbered=True, required=not neg))
+        break
+    for pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
+                               r"markdown headers?|section headers?)\b"):
+        out.append(Headings(required=not neg))
+        break
+    for pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
+        if neg:
+            out.append(NoMarkdown())
+        break
+    if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out):
+        out.append(NoMarkdown())
+    for pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
+                               r"tables?)\b"):
+        if re.search(r"\b(database|sql|db)\b", low):
+            break
+        out.append(Table(required=not neg))
+        break
+    m = re.search(r"\bjson\b", low)
+    if m and not _neg_before(body, m.start()):
+        fields = re.findall(r"`([A-Za-z_][\w\-]*)`", body) or re.findall(r"\"([A-Za-z_][\w\-]*)\"", body)
+        if not fields:
+            fm = re.search(r"\b(?:fields?|keys?|properties)\s*(?:called|named|:)?\s+([\w, ]+?)(?:[.;]|$)", body, re.I)
+            if fm:
+                fields = [w for w in re.split(r",\s*|\s+and\s+|\s+", fm.group(1)) if w and w not in _STOP]
+        out.append(JsonFields(tuple(fields)))
+
+
+def _rule_required_parts(body: str, out: list[Check]) -> None:
+    low = body.lower()
+
+    def where_for(pos: int) -> str:
+        seg = low[max(0, pos - 50): pos + 40]
+        if re.search(r"\b(end|bottom|close|closing|finish|final|last|conclude|wrap)", seg):
+            return "end"
+        if re.search(r"\b(start|top|begin|open|first|upfront|up front|lead)", seg):
+            return "start"
+        return "reply"
+
+    for pos, neg in _cue(body, r"\btl;?\s?dr\b|\btldr\b|\bone[- ]line summary\b"):
+        if not neg:
+            out.append(Require("a TL;DR line", matcher((), lx.TLDR_RX), where=where_for(pos)))
+        return
+    for pos, neg in _cue(body, r"\b(summary|summari[sz]e|key takeaways?|takeaways|recap|key points)\b"):
+        if not neg and not re.search(r"\bcommit\b", low):
+            out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
+                               min_sentences=4, ask="wrap up with the key takeaways"))
+        break
+    for pos, neg in _cue(body, r"\b(outline|overview|roadmap|agenda)\b"):
+        if not neg:
+            out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
+                               where="start", min_sentences=4, ask="start by sketching what you'll cover"))
+        break
+    for pos, neg in _cue(body, r"\b(examples?|analog(y|ies)|metaphors?|illustrations?)\b"):
+        if re.search(r"\bexample\b", low[pos: pos + 12]) and re.search(r"\(e\.g|for example,", low[pos - 3: pos + 3]):
+            continue
+        out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=3,
+                           ask="ground it with a concrete example") if not neg else
+                   Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
+        break
+    for pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
+        if not neg:
+            out.append(Require("a confidence estimate", matcher((), lx.CONFIDENCE_RX),
+                               ask="tell me how confident you are in it"))
+        break
+    for pos, neg in _cue(body, r"\b(trade-?offs?|pros and cons|multiple (viable )?(approaches|options|"
+                               r"alternatives|solutions)|alternatives|several options|options)\b"):
+        if neg:
+            out.append(Forbid("a menu of options", matcher(("alternatively", "option b", "option 2",
+                                                            "another option", "or you could")),
+                              task_override=False, ask="just pick the best one"))
+        elif re.search(r"trade|pros|multiple|alternatives|several", low[pos: pos + 30]):
+            out.append(Require("options with their trade-offs", matcher(lx.TRADEOFFS),
+                               ask="lay out the alternatives and what each costs you"))
+        break
+    for pos, neg in _cue(body, r"\b(assumptions?|step[- ]by[- ]step (reasoning|derivation)|reasoning|"
+                               r"derivations?|justify|justification|show (your|the) work)\b"):
+        if not neg:
+            lexicon = lx.ASSUMPTIONS if "assum" in low else lx.REASONING + lx.ASSUMPTIONS
+            out.append(Require("stated assumptions and reasoning", matcher(lexicon), min_sentences=2,
+                               ask="spell out your assumptions and how you got there"))
+        break
+    for pos, neg in _cue(body, r"\b(big picture|high-level|high level|intuition|principles?)\b"):
+        if not neg and re.search(r"\b(before|first|start|begin|lead)\b", low):
+            out.append(Require("the big picture first", matcher(lx.INTUITION), where="start", min_sentences=3,
+                               ask="give me the intuition before the details"))
+        break
+    for pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
+        if re.search(r"\b(source (code|file|tree)|open source)\b", low):
+            break
+        if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list)\w*\b", low):
+            out.append(Require("sources", matcher((), lx.SOURCES_RX), ask="back it up with sources"))
+        break
+
+
+def _rule_cleanup(body: str, out: list[Check]) -> None:
+    low = body.lower()
+    if re.search(r"\b(clean(ing)?[- ]?up|tidy|remove|delete|get rid of|don't leave|do not leave|never leave|"
+                 r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purge|wipe)\b", low) and \
+            re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
+                      r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
+                      r"__pycache__|helper scripts?|test scripts?|one-off|repro|junk|workspace|working tree|"
+                      r"files? (i|you) created|files? (that )?(you|i) (made|created|added))\b", low):
+        extra = []
+        for m in re.finditer(r"`([^`]+)`|(\*\.\w+)", body):
+            g = m.group(1) or m.group(2)
+            if g:
+                extra.append(g.lower())
+        globs = lx_temp_globs() + tuple(e if any(ch in e for ch in "*?") else f"*{e}*" for e in extra)
+        out.append(Cleanup(globs=globs))
+
+
+def lx_temp_globs() -> tuple[str, ...]:
+    from toolkit.simuser.checks import TEMP_GLOBS
+
+    return TEMP_GLOBS
+
+
+def _rule_code(body: str, out: list[Check]) -> None:
+    low = body.lower()
+
+    def add_forbid(label: str, rx: tuple[str, ...], ask: str) -> None:
+        out.append(Forbid(label, Matcher((), rx), where="code", task_override=False, ask=ask))
+
+    for pos, neg in _cue(body, r"\b(print statements?|print calls?|debug(ging)? prints?|prints?\(\)|print\(\)|"
+                               r"console\.log|print debugging|stray prints?|debug output|debug logging)\b"):
+        if neg or re.search(r"\b(remove|strip|clean|delete|get rid|leave)\b", low):
+            add_forbid("debug prints", lx.PRINTS_RX, "take the debug prints out")
+        break
+    for pos, neg in _cue(body, r"\b(todos?|fixmes?|todo comments?)\b"):
+        if neg or re.search(r"\b(remove|strip|resolve|leave)\b", low):
+            add_forbid("TODO markers", lx.TODO_RX, "resolve or drop the TODOs")
+        break
+    for pos, neg in _cue(body, r"\b(commented[- ]out code|dead code|commented[- ]out (lines|blocks))\b"):
+        if neg or re.search(r"\b(remove|strip|delete|leave)\b", low):
+            add_forbid("commented-out code", lx.COMMENTED_CODE_RX, "delete the commented-out code")
+        break
+    for pos, neg in _cue(body, r"\b(breakpoints?|pdb|debugger statements?)\b"):
+        if neg or re.search(r"\b(remove|strip|leave)\b", low):
+            add_forbid("breakpoints", lx.BREAKPOINT_RX, "remove the breakpoint calls")
+        break
+    for pos, neg in _cue(body, r"\b(wildcard|star) imports?\b|import \*"):
+        if neg:
+            add_forbid("wildcard imports", lx.WILDCARD_RX, "import names explicitly")
+        break
+    for pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b"):
+        if neg:
+            add_forbid("the any type", lx.TS_ANY_RX, "give it a real type instead of any")
+        break
+    for pos, neg in _cue(body, r"\b(type hints?|type annotations?|annotat(e|ed) (all )?(functions?|signatures?)|"
+                               r"typed signatures?)\b"):
+        if not neg:
+            out.append(CodeStyle("type_hints"))
+        break
+    for pos, neg in _cue(body, r"\bdocstrings?\b"):
+        if not neg:
+            out.append(CodeStyle("docstrings"))
+        break
+    for pos, neg in _cue(body, r"\b(inline )?comments\b"):
+        if neg and not re.search(r"commented|todo|review comments|pr comments", low):
+            out.append(CodeStyle("no_comments"))
+        break
+    if re.search(r"\bf-?strings?\b", low) and re.search(r"\b(use|prefer|instead|always|only)\b", low):
+        add_forbid("old-style string formatting", lx.OLD_FORMAT_RX, "use f-strings")
+
+
+def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
+    """The action group named by a phrase and the object words after its verb."""
+    st = [tx.stem(w) for w in words_]
+    for i, s in enumerate(st):
+        g = lx.ACTION_TRIGGERS.get(s)
+        if g is None and s.startswith("force"):
+            g = "push"
+        if g:
+            rest = [w for w in words_[i + 1:] if w.lower() not in _STOP]
+            if g == "create" and any(tx.stem(w) in ("dependency", "package", "library") for w in rest):
+                g = "install"
+            if s in ("dependency", "package", "library"):
+                g, rest = "install", [words_[i]] + rest
+            return g, rest
+    return None, []
+
+
+def _objects(words_: list[str]) -> Matcher:
+    stems: list[str] = []
+    for w in words_:
+        s = tx.stem(w)
+        if s in _GENERIC or s in _NOISE or w.lower() in ("anything", "something", "things", "stuff", "change",
+                                                         "changes", "code", "work", "directly", "first"):
+            continue
+        stems.append(s)
+    phrases: list[str] = []
+    for s in stems[:3]:
+        phrases.extend(lx.OBJECT_SYNONYMS.get(s, (s,)))
+    return Matcher(tuple((tx.stem(p),) for p in dict.fromkeys(phrases)), ())
+
+
+def _action(mode: str, phrase: str) -> ActionRule | None:
+    ws = tx.words(_np(phrase))
+    g, rest = _action_group(ws)
+    if g is None:
+        return None
+    objs = _objects(rest)
+    if g == "install":
+        objs = Matcher()
+    verbs = frozenset(lx.ACTION_VERBS[g])
+    label = " ".join(ws[:6]).lower()
+    if mode == "require":
+        for key, (lab, results, globs) in lx.REQUIRED_ACTIONS.items():
+            if any(tx.stem(w).startswith(key) for w in ws):
+                return ActionRule("require", lab, verbs | frozenset({"run", "execut"}), objs, (), results, globs)
+        return ActionRule("require", label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()), (), ())
+    return ActionRule(mode, label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()))  # type: ignore[arg-type]
+
+
+_ASK_PATTERNS = (
+    r"\b(?:ask|check with me|check in|confirm|get (?:my |an? )?(?:ok|okay|approval|permission|sign-?off|"
+    r"go-ahead|green light)|run it by me|consult me|talk to me|let me (?:know|decide|approve))\s*(?:with me|me|us)?"
+    r"\s*(?:first\s*)?(?:before|prior to)\s+(?P<act>[^.;]+)",
+    r"\b(?:never|don't|do not|no|not)\s+(?P<act>[^.;]+?)\s+(?:without|w/o)\s+(?:first\s+)?(?:asking|checking|"
+    r"my (?:ok|okay|approval|permission|sign-?off|go-ahead|say-?so)|confirm\w*|consulting|approval|permission)",
+    r"\b(?:before|prior to)\s+(?P<act>[^,.;]+),\s*(?:always\s+)?(?:ask|check|confirm|get)",
+    r"\b(?:only|never)\s+(?P<act>[^.;]+?)\s+(?:after|once|until|unless)\s+(?:i|you've|you have)\s+"
+    r"(?:approve|confirm|say so|ok|agree|said so|given)",
+    r"\b(?P<act>[^.;]+?)\s+(?:needs?|requires?)\s+(?:my\s+)?(?:explicit\s+)?(?:approval|sign-?off|ok|permission)",
+)
+_FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never|no)\s+(?:ever\s+)?"
+               r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|"
+               r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
+               r"alter|downgrade|publish|release|wipe)\w*\b[^.;]*)")
+_REQUIRE_ACT = (
+    r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
+    r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
+    r"\b(?P<act>(?:run|execute|rerun|re-run)\b[^.;,]*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
+    r"call|submit|open|push|commit|wrap|tell|claim|mark)",
+    r"\bbefore (?:you )?(?:finish|hand|say|declar|report|call|submit|open|push|commit|wrap|tell|claim|mark)"
+    r"[^,.]*,\s*(?P<act>(?:run|execute|rerun|re-run)\b[^.;]+)",
+    r"\b(?:every|each|any) (?:code )?change (?:needs|must have|should (?:come with|have)|gets)\s+(?P<act>[^.;]+)",
+    r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare) (?:it'?s |that it'?s |it is |you'?re )?"
+    r"(?:done|finished|fixed|working|complete)\w*\s+(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?"
+    r"(?P<act>[^.;]+)",
+)
+
+
+def _rule_actions(body: str, out: list[Check]) -> None:
+    taken: list[tuple[int, int]] = []
+    for rx in _ASK_PATTERNS:
+        for m in re.finditer(rx, body, flags=re.I):
+            rule = _action("ask", m.group("act"))
+            if rule:
+                out.append(rule)
+                taken.append(m.span())
+    for rx in _REQUIRE_ACT:
+        for m in re.finditer(rx, body, flags=re.I):
+            act = m.group("act")
+            if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
+                act = "run the tests"
+            rule = _action("require", act)
+            if rule:
+                out.append(rule)
+                taken.append(m.span())
+    for m in re.finditer(_FORBID_ACT, body, flags=re.I):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        act = m.group("act")
+        if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
+                      r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
+            continue
+        rule = _action("forbid", act)
+        if rule:
+            out.append(rule)
+
+
+_SUBST = (
+    r"\b(?:use|take|choose|pick|go with|book|write|run|stick to|stick with)\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:instead of|rather than|not|over|in place of)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
+    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
+    r"\bprefer\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:to|over|instead of|rather than)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
+    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
+    r"\b(?P<x>[\w.\-/@+#]+),\s+(?:not|never)\s+(?P<y>[\w.\-/@+#]+)\b",
+    r"\b(?:never|don't|do not|no|avoid|stop)\s+(?:use|using|add|adding|introduce|introducing|reach(?:ing)? for)\s+"
+    r"(?P<y>[\w.\-/@+#]+(?: [\w.\-/@+#]+)?)(?=[.;,)]|$|\s+(?:for|when|in|unless|anywhere|anymore|ever|because)\b)",
+)
+_CODEY = re.compile(r"\b(librar|package|tool|command|framework|module|function|import|cli|npm|pip|python|"
+                    r"javascript|typescript|code|syntax|runner|manager|dependenc|api|sdk|shell|script|"
+                    r"query|orm|class|method|test|lint|format)", re.I)
+
+
+def _rule_substitution(body: str, out: list[Check]) -> None:
+    for rx in _SUBST:
+        for m in re.finditer(rx, body, flags=re.I):
+            for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
+                _substitute(body, m, y, out)
+
+
+def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
+    yw = [w for w in tx.words(y) if w.lower() not in _STOP]
+    if not yw or len(yw) > 3:
+        return
+    ylow = " ".join(yw).lower()
+    if re.search(r"\b(bullets?|bullet points?|headings?|emojis?|markdown|tables?|lists?|prose|"
+                 r"paragraphs?|jargon|apolog\w*|comments?|print|prints)\b", ylow):
+        return
+    phrases, rxs = _domain_terms(ylow)
+    codey = bool(_CODEY.search(body)) or bool(re.search(r"[._/@]", y))
+    out.append(Forbid(ylow, matcher([ylow, *phrases], tuple(rxs)), where="codeish" if codey else "any",
+                      ask=f"use {m.group('x').strip()} instead" if "x" in m.groupdict() and m.group("x")
+                      else f"keep {ylow} out of it"))
+
+
+_AVOID_RX = (r"\b(?:don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
+             r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
+             r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
+             r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
+             r"aversion to|not a fan of|steer clear of|stay away from|uncomfortable (?:with|in|around|on|at)|"
+             r"afraid of|scared of|fear of|not interested in|no interest in|can't have|cannot have|"
+             r"can't eat|cannot eat|intolerant to|intolerance to|sensitive to|tired of|keep away from|"
+             r"exclude|skip|no more)\s+(?P<np>[^.;:!?]+)")
+_DIET_RX = r"\b(?:i(?:'m| am)\s+(?:a\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?)" \
+           r"(?P<d>vegetarian|vegan|plant-based|pescatarian|gluten-free|lactose[- ]intolerant|dairy-free|" \
+           r"sober|teetotal|halal|kosher|keto)"
+_PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|choose|pick|get|stay in|stay at|fly|"
+              r"take|want|go for|sit in)|want|like|favor|favour)\s+(?P<np>[^.;:!?]+)")
+_REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
+               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|"
+               r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
+               r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
+_REQ_SYNONYMS = {"cost": ["price", "$", "total", "usd", "eur", "budget"], "price": ["cost", "$", "total"],
+                 "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm"],
+                 "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
+                 "duration": ["hour", "minute", "hrs", "mins"], "link": ["http", "www"],
+                 "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly"]}
+_PREFER_HEADS = frozenset(tx.stem(w) for w in (
+    "hotel", "flight", "seat", "restaurant", "room", "airline", "train", "car", "tour", "cuisine", "breakfast",
+    "dinner", "lunch", "accommodation", "neighborhood", "neighbourhood", "beach", "destination", "transport",
+    "ride", "cafe", "coffee", "wine", "meal", "snack", "clothes", "shoe", "brand", "device", "laptop", "phone",
+    "bed", "view", "stay", "hostel", "apartment", "rental", "airport", "museum", "show", "music", "book",
+    "movie", "film", "game", "sport", "class", "gym", "workout", "diet", "fabric", "material", "fare", "ticket"))
+_DIET_MAP = {"vegetarian": "vegetarian", "vegan": "vegan", "plant-based": "plant-based",
+             "pescatarian": "meat", "gluten-free": "gluten", "lactose intolerant": "lactose",
+             "lactose-intolerant": "lactose", "dairy-free": "dairy", "sober": "alcohol", "teetotal": "alcohol",
+             "halal": "pork", "kosher": "pork"}
+
+
+def _rule_domain(body: str, out: list[Check]) -> None:
+    low = body.lower()
+    m = re.search(r"\b(direct|non-?stop) flights?\b|\bno (layovers?|connections|stopovers?)\b", low)
+    if m:
+        p, r = _domain_terms("layover")
+        out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
+                          ask="find me a nonstop option"))
+        return
+    for m in re.finditer(_DIET_RX, low):
+        key = _DIET_MAP.get(m.group("d").replace("  ", " "))
+        if key:
+            p, r = _domain_terms(key)
+            out.append(Forbid(f"{key} items", matcher(p, tuple(r)), where="reply",
+                              ask=f"remember the {m.group('d')} thing"))
+    if out:
+        return
+    for m in re.finditer(_AVOID_RX, body, flags=re.I):
+        np = _np(m.group("np"))
+        if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
+            continue
+        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+            if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
+                continue
+            mt = _subject_terms(part)
+            if mt is not None:
+                label = " ".join(_content_words(part)[:4]) or part
+                out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
+    if out:
+        return
+    for m in re.finditer(_REQUIRE_RX, body, flags=re.I):
+        np = _np(m.group("np"))
+        verb = m.group("v").lower()
+        where = "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) else \
+            "start" if re.search(r"\b(start|begin|open|lead)\b", verb) else "reply"
+        np2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
+                       r"any|all)\b", np, maxsplit=1, flags=re.I)[0]
+        np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
+        np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
+        cw = _content_words(np2)
+        if not cw:
+            continue
+        groups = []
+        for w in cw:
+            st = tx.stem(w)
+            extra = _REQ_SYNONYMS.get(st, [])
+            groups.append(matcher([w] + [e for e in extra if e != "$"],
+                                  (r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()))
+        out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
+                                ask=f"include {' '.join(cw[:4])}"))
+    if out:
+        return
+    for m in re.finditer(_PREFER_RX, body, flags=re.I):
+        np = _np(m.group("np"))
+        ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
+        if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()):
+            continue
+        head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
+        if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:
+            continue
+        out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
+                           ask=f"I'd rather have {np.lower()}"))
+
+
+_RULES = (_rule_length, _rule_brevity, _rule_tone, _rule_suggestions, _rule_format, _rule_required_parts,
+          _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
+
+
+def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
+    """Checks, inline conditions and inline exceptions recognised in a preference text."""
+    body, conds, excs = split_conditions(text)
+    out: list[Check] = []
+    for rule in _RULES:
+        rule(body, out)
+    if not out:
+        _rule_domain(body, out)
+    if not out:
+        out.append(Unknown())
+    uniq: list[Check] = []
+    for c in out:
+        if c not in uniq:
+            uniq.append(c)
+    return tuple(uniq), conds, excs
+
+
+# -- explicit checks ---------------------------------------------------------------------------
+CHECK_TYPES = ("max_words", "max_sentences", "max_lines", "max_chars", "min_words", "forbid_pattern",
+               "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
+               "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
+               "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length")
+
+
+def compile_check(spec: CheckSpec) -> Check:
+    """A profile's explicit ``check`` as a compiled check."""
+    t, v = spec.type, spec.value
+    where = {"reply": "reply", "artifacts": "any", "code": "code", None: "reply"}.get(spec.target, "any")
+    if t in ("max_words", "max_sentences", "max_lines", "max_chars"):
+        unit = {"max_words": "words", "max_sentences": "sentences", "max_lines": "lines",
+                "max_chars": "characters"}[t]
+        return MaxCount(unit, int(v))
+    if t == "min_words":
+        return MinCount("words", int(v))
+    if t in ("forbid_pattern", "require_pattern"):
+        pat = spec.pattern or str(v)
+        m = Matcher((), (pat,))
+        return (Forbid(f"pattern {pat}", m, where=where, task_override=False) if t == "forbid_pattern"
+                else Require(f"pattern {pat}", m, where=where))
+    if t in ("forbid_terms", "require_terms"):
+        terms = [str(x) for x in (v if isinstance(v, list) else [v])]
+        m = matcher(terms)
+        return (Forbid(", ".join(terms), m, where=where) if t == "forbid_terms"
+                else Require(", ".join(terms), m, where=where))
+    if t == "no_files":
+        pats = v if isinstance(v, list) else [spec.pattern or v]
+        return Cleanup(globs=tuple(str(p) for p in pats if p))
+    if t in ("bullets", "no_bullets", "numbered"):
+        return ListFormat(numbered=t == "numbered", required=t != "no_bullets")
+    if t in ("headings", "no_headings"):
+        return Headings(required=t == "headings")
+    if t == "no_markdown":
+        return NoMarkdown()
+    if t == "json_fields":
+        return JsonFields(tuple(spec.fields or (v or [])))
+    if t == "no_emoji":
+        return Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern,)), task_override=False)
+    if t in ("ask_before", "never_do", "always_do"):
+        mode = {"ask_before": "ask", "never_do": "forbid", "always_do": "require"}[t]
+        rule = _action(mode, str(v or spec.pattern or ""))
+        return rule or Unknown(reason=f"check {t}: no action recognised in {v!r}")
+    if t in ("type_hints", "docstrings"):
+        return CodeStyle(t)  # type: ignore[arg-type]
+    if t == "max_line_length":
+        return CodeStyle("max_line_length", int(v))
+    return Unknown(reason=f"unsupported check type {t!r}")
+
+
+def compile_preference(pref: Preference) -> CompiledPreference:
+    """Compile one preference: its explicit check if it has one, else its text."""
+    return _compile_cached(pref.model_dump_json())
+
+
+@lru_cache(maxsize=4096)
+def _compile_cached(dumped: str) -> CompiledPreference:
+    pref = Preference.model_validate_json(dumped)
+    checks, conds, excs = compile_text(pref.text)
+    source = "text"
+    if pref.check is not None:
+        checks = (compile_check(pref.check),)
+        source = "check"
+    applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
+    excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
+    return CompiledPreference(pref.id, checks, applies, excepts, source)

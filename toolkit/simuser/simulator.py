@@ -1,0 +1,91 @@
+"""The simulated user: a hidden profile, explicit state, one correction at most per scored unit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from toolkit._seeding import item_rng
+from toolkit.llm import ChatModel
+from toolkit.profiles import Profile
+from toolkit.simuser.checks import View
+from toolkit.simuser.delivery import Delivery, Feedback, UserState
+from toolkit.simuser.llm import judge_llm
+from toolkit.simuser.offline import interpret, judge_preferences
+from toolkit.simuser.phrasing import phrase
+from toolkit.simuser.trace import Trace
+
+
+def judge_offline(profile: Profile, delivery: Delivery, *, seed: int = 0, turn: int = 0) -> Trace:
+    """Steps 1-4 offline, then the phrased correction when some preference is violated."""
+    view = View(delivery.task, delivery.reply, None if delivery.artifacts is None else dict(delivery.artifacts),
+                tuple(delivery.history))
+    reading, has_content = interpret(view)
+    key = delivery.key()
+    if not has_content:
+        return Trace(profile.id, key, turn, "offline", reading, (), "silent", "nothing was delivered")
+    judgements, violated = judge_preferences(profile, view)
+    if not violated:
+        unknown = [j.preference_id for j in judgements if j.verdict == "unknown"]
+        reason = "no applicable preference is violated"
+        if unknown:
+            reason += f"; could not judge {', '.join(unknown)} offline"
+        return Trace(profile.id, key, turn, "offline", reading, tuple(judgements), "silent", reason)
+    named = tuple(p.id for p in profile.preferences if p.id in violated)
+    rng = item_rng(seed, profile.id, key, turn)
+    text = phrase([violated[p] for p in named], rng)
+    return Trace(profile.id, key, turn, "offline", reading, tuple(judgements), "correct",
+                 f"violated: {', '.join(named)}", named, text)
+
+
+class SimulatedUser:
+    """A user with a hidden preference profile who reviews deliveries and sometimes corrects.
+
+    ``respond(delivery, state) -> (Feedback | None, state)``: the agent gets only the Feedback
+    (a plain string); the trace of the decision goes into the new state, which the harness keeps.
+    With an offline model (or none) the offline judge runs; otherwise the LLM judge.
+    """
+
+    def __init__(self, profile: Profile, model: ChatModel | None = None, *, seed: int = 0):
+        self._profile = profile
+        self._model = model
+        self._seed = seed
+
+    def __repr__(self) -> str:  # never show the profile's contents
+        return f"SimulatedUser(id={self._profile.id!r})"
+
+    @property
+    def user_id(self) -> str:
+        return self._profile.id
+
+    @property
+    def method(self) -> str:
+        return "offline" if self._model is None or self._model.is_offline else f"llm:{self._model.name}"
+
+    def init_state(self) -> UserState:
+        """A fresh state: no turns, nothing corrected yet."""
+        return UserState()
+
+    def judge(self, delivery: Delivery, *, turn: int = 0) -> Trace:
+        """Decide about one delivery without touching any state (used by fidelity and scoring)."""
+        return self.judge_many([delivery], turn=turn)[0]
+
+    def judge_many(self, deliveries: list[Delivery], *, turn: int = 0) -> list[Trace]:
+        """Decisions for many deliveries (the LLM method batches its calls)."""
+        if self._model is None or self._model.is_offline:
+            return [judge_offline(self._profile, d, seed=self._seed, turn=turn) for d in deliveries]
+        return judge_llm(self._model, [(self._profile, d) for d in deliveries], turn=turn)
+
+    def respond(self, delivery: Delivery, state: UserState) -> tuple[Feedback | None, UserState]:
+        """React to one delivery: at most one correction per scored unit."""
+        turn = state.turn + 1
+        if delivery.unit is not None and delivery.unit in state.corrected_units:
+            tr = Trace(self._profile.id, delivery.key(), turn, self.method, "", (), "silent",
+                       f"unit {delivery.unit!r} was already corrected once")
+            return None, replace(state, turn=turn, traces=state.traces + (tr,))
+        tr = self.judge(delivery, turn=turn)
+        if tr.decision != "correct" or not tr.feedback:
+            return None, replace(state, turn=turn, traces=state.traces + (tr,))
+        units = state.corrected_units | ({delivery.unit} if delivery.unit is not None else set())
+        fb = Feedback(tr.feedback)
+        return fb, replace(state, turn=turn, corrected_units=frozenset(units), sent=state.sent + (str(fb),),
+                           traces=state.traces + (tr,))

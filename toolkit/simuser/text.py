@@ -1,0 +1,169 @@
+"""Text utilities for the offline simulator: tokens, light stemming, sentences, lists, negation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*(?:[.\-][A-Za-z0-9_]+)*")
+FENCE_RE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+BULLET_RE = re.compile(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+\S", re.M)
+NUMBERED_RE = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
+HEADING_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,60}\*\*:?\s*)$", re.M)
+TABLE_RE = re.compile(r"^\s*\|?[\s:]*-{3,}[\s:]*\|", re.M)
+EMOJI_RE = re.compile(
+    "[\U0001F300-\U0001FAFF\U00002600-\U000027BF\U0001F000-\U0001F2FF\U0001F900-\U0001F9FF"
+    "\u2705\u274C\u2B50\u2728]"
+)
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "eighty": 80, "hundred": 100, "a hundred": 100,
+    "single": 1, "a couple of": 2, "a few": 3,
+}
+NEGATORS = (
+    "no", "not", "never", "don't", "dont", "do not", "doesn't", "does not", "didn't", "did not",
+    "haven't", "have not", "hasn't", "won't", "wouldn't", "avoid", "avoided", "avoiding", "without",
+    "skip", "skipped", "skipping", "dislike", "hate", "instead of", "rather than", "free of",
+    "none", "nothing", "isn't", "aren't", "wasn't", "shouldn't", "can't", "cannot", "nor",
+    "removed", "deleted", "dropped", "excluded", "excluding", "steer clear", "stay away",
+    "except", "non", "zero", "neither", "leave out", "left out", "omit", "omitted",
+)
+_NEG_RE = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in NEGATORS) + r")\b")
+
+
+_KEEP_S = frozenset({"this", "his", "is", "was", "has", "does", "yes", "its", "as", "thus", "less"})
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper so 'files', 'filed' and 'file' meet (deterministic, no data)."""
+    w = word.lower().replace("\u2019", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
+                     ("s", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3 and not w.endswith(("ss", "us")) and w not in _KEEP_S:
+            w = w[: -len(suf)] + rep
+            break
+    for suf, rep in (("ied", "y"), ("ing", ""), ("ed", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)] + rep
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    stem: str
+    start: int
+    end: int
+
+
+def tokens(text: str) -> list[Token]:
+    """Word tokens with stems and character offsets."""
+    return [Token(m.group(0), stem(m.group(0)), m.start(), m.end()) for m in TOKEN_RE.finditer(text)]
+
+
+def words(text: str) -> list[str]:
+    return [t.text for t in tokens(text)]
+
+
+def code_blocks(text: str) -> list[str]:
+    return FENCE_RE.findall(text or "")
+
+
+def prose(text: str) -> str:
+    """``text`` without fenced code blocks."""
+    return FENCE_RE.sub(" ", text or "")
+
+
+def prose_word_count(text: str) -> int:
+    return len(words(prose(text)))
+
+
+def sentences(text: str) -> list[str]:
+    """Prose sentences: split on end punctuation and on line breaks (list items count as one)."""
+    out: list[str] = []
+    for line in prose(text).splitlines():
+        line = line.strip()
+        if not line or re.fullmatch(r"[#*_\-|:\s]+", line):
+            continue
+        parts = re.split(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9*])", line)
+        out.extend(p.strip() for p in parts if len(words(p)) >= 1)
+    return out
+
+
+def nonempty_lines(text: str) -> list[str]:
+    return [ln for ln in (text or "").splitlines() if ln.strip()]
+
+
+def bullet_lines(text: str) -> list[str]:
+    return BULLET_RE.findall(prose(text))
+
+
+def numbered_lines(text: str) -> list[str]:
+    return NUMBERED_RE.findall(prose(text))
+
+
+def heading_lines(text: str) -> list[str]:
+    return HEADING_RE.findall(prose(text))
+
+
+def negated_at(text: str, start: int, window: int = 5) -> bool:
+    """Whether a negator sits in the few words before ``start`` within the same clause."""
+    head = text[max(0, start - 80): start]
+    head = re.split(r"[.;!?\n]|\bbut\b|\bhowever\b|\bthough\b", head.lower())[-1]
+    tail = " ".join(head.split()[-window:])
+    if re.search(r"-\s*$", head) and re.search(r"\bnon\s*-?\s*$", head):
+        return True
+    return bool(_NEG_RE.search(tail))
+
+
+def free_suffix(text: str, end: int) -> bool:
+    """'gluten-free', 'emoji free': the term is negated by what follows it."""
+    return bool(re.match(r"\s*-?\s*(?:free|less)\b", text[end: end + 8].lower()))
+
+
+def find_phrase(text: str, phrase_stems: tuple[str, ...], toks: list[Token] | None = None,
+                *, affirmative: bool = True) -> list[tuple[int, int]]:
+    """Spans where the stem sequence occurs; with ``affirmative`` negated mentions are skipped."""
+    toks = tokens(text) if toks is None else toks
+    n = len(phrase_stems)
+    out = []
+    for i in range(len(toks) - n + 1):
+        if all(toks[i + k].stem == phrase_stems[k] for k in range(n)):
+            s, e = toks[i].start, toks[i + n - 1].end
+            if affirmative and (negated_at(text, s) or free_suffix(text, e)):
+                continue
+            out.append((s, e))
+    return out
+
+
+def stems_of(phrase: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(phrase))
+
+
+def snippet(text: str, start: int, end: int, pad: int = 30) -> str:
+    """A short excerpt around a span, on one line."""
+    s = max(0, start - pad)
+    e = min(len(text), end + pad)
+    frag = " ".join(text[s:e].split())
+    return ("..." if s > 0 else "") + frag + ("..." if e < len(text) else "")
+
+
+def parse_number(s: str) -> int | None:
+    s = s.strip().lower()
+    if s.isdigit():
+        return int(s)
+    return NUMBER_WORDS.get(s)
+
+
+def is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or bool(
+        re.match(r"^(should|shall|do you|would you|can i|may i|want me|ok(ay)? to|is it ok)", sentence.lower())
+    )
