@@ -10,7 +10,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # conda-forge names that differ from PyPI's
-CONDA_NAMES = {"dask[distributed]": ["dask", "distributed"]}
+CONDA_NAMES = {"dask[distributed]": ["dask", "distributed"], "llama-cpp-python[server]": ["llama-cpp-python"]}
 
 
 def _split(req: str) -> tuple[str, str]:
@@ -29,8 +29,11 @@ def test_environment_matches_pyproject():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert env["channels"] == ["conda-forge"]
     conda_side = {}
-    for dep in env["dependencies"]:
-        if isinstance(dep, dict) or dep.startswith(("python", "pip")):
+    deps = [d for d in env["dependencies"] if isinstance(d, str)]
+    pip_sections = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    deps += [req for section in pip_sections for req in section if req != "-e ."]
+    for dep in deps:
+        if dep.startswith(("python", "pip")):
             continue
         name, spec = _split(dep)
         conda_side[name] = spec

@@ -25,6 +25,14 @@ _EXPORTS: dict[str, str] = {
     # metrics
     "confusion": "toolkit.metrics", "bootstrap_ci": "toolkit.metrics", "wilson_ci": "toolkit.metrics",
     "mean_std": "toolkit.metrics", "micro_macro": "toolkit.metrics",
+    # preference drift tracking, PAMU (issue 8)
+    "track_records": "toolkit.drift.tracker", "TrackerConfig": "toolkit.drift.tracker",
+    "DriftingUser": "toolkit.drift.users", "plot_tracking": "toolkit.drift.explorer",
+    # memory gating: simulated users, utility labels, meta-analysis (issue 6)
+    "simulate_benchmark": "toolkit.gating.simulate", "simulate_users": "toolkit.gating.simulate",
+    "stream_stats": "toolkit.gating.simulate", "meta_analysis": "toolkit.gating.meta",
+    "format_meta": "toolkit.gating.meta", "utility_terms": "toolkit.gating.meta",
+    "label_facts": "toolkit.gating.labels", "load_locomo_facts": "toolkit.datasets.locomo",
     # correction admission (issue 4)
     "parse_cues": "toolkit.rules.cues", "admit_text": "toolkit.rules.admission",
     "admission_explorer": "toolkit.rules.admission_widget",

@@ -115,7 +115,9 @@ def table12(per_model: dict[str, pd.DataFrame], paper_rows: list[dict[str, Any]]
                      "structural_rate": k / n, "ci_low": lo, "ci_high": hi,
                      "underspecified_deferred": f"{d['k']}/{d['n']}", "task_local_rejected": None,
                      "erroneous_persistence": None, "persistent_recall": None, "unknown": None})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["unknown"] = df["unknown"].astype("Int64")
+    return df
 
 
 def errors_table(per_model: dict[str, pd.DataFrame], texts: dict[str, str]) -> pd.DataFrame:

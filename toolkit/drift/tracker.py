@@ -172,6 +172,7 @@ class PreferenceTracker:
             return 0.0, 0, st.anchor
         c, diff, s2, ref = self._window(dim, seg, n_w)
         best = (0.0, 0, st.anchor)
+        trimmed: dict[int, tuple[np.ndarray, ...]] = {}
         for j in range(seg.shape[1]):
             sign = 1.0 if diff[j] >= 0 else -1.0
             z = sign * (seg[-n_w:, j] - ref[j]) / math.sqrt(s2[j])
@@ -180,7 +181,9 @@ class PreferenceTracker:
                 run += 1
             score, effect = float(c[j]), abs(float(diff[j]))
             if cfg.persist <= run < n_w:
-                ct, dt, _, _ = self._window(dim, seg, run)
+                if run not in trimmed:
+                    trimmed[run] = self._window(dim, seg, run)
+                ct, dt, _, _ = trimmed[run]
                 if ct[j] > score and np.sign(dt[j]) == sign:
                     score, effect = float(ct[j]), abs(float(dt[j]))
             persistent = run >= max(1, cfg.persist)

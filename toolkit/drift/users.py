@@ -65,8 +65,8 @@ STYLES: dict[str, Style] = {
     "casual": Style("casual", humor=0.25, formality=0.2, verbosity=0.25, density=0.3),
     "frustrated": Style("frustrated", humor=0.0, formality=0.2, verbosity=0.25, density=0.25,
                         emotion="frustrated"),
-    "gentle": Style("gentle", humor=0.1, formality=0.45, verbosity=0.45, density=0.4, gentle=0.9),
-    "anxious": Style("anxious", humor=0.0, formality=0.35, verbosity=0.5, density=0.35,
+    "gentle": Style("gentle", humor=0.1, formality=0.5, verbosity=0.45, density=0.4, gentle=0.9),
+    "anxious": Style("anxious", humor=0.0, formality=0.45, verbosity=0.5, density=0.35,
                      gentle=0.4, emotion="anxious"),
     "formal_dense": Style("formal_dense", humor=0.0, formality=0.95, verbosity=0.85, density=0.9,
                           emotion="focused"),
@@ -310,7 +310,7 @@ def _sharp(knob: float) -> float:
 def _register(formality: float, rng: np.random.Generator) -> str:
     """Casual, middle or formal wording, peaked at the register nearest the knob."""
     centres = {"casual": 0.1, "middle": 0.5, "formal": 0.9}
-    w = {k: float(np.exp(-(((formality - c) / 0.15) ** 2))) for k, c in centres.items()}
+    w = {k: float(np.exp(-(((formality - c) / 0.12) ** 2))) for k, c in centres.items()}
     u = rng.random() * sum(w.values())
     for k in ("casual", "middle", "formal"):
         u -= w[k]
@@ -448,3 +448,27 @@ def standard_users(seed: int = 0, n_per_kind: int = 6) -> list[DriftingUser]:
         s = names[i % len(names)]
         users.append(DriftingUser(f"stationary-{i:02d}-{s}", stationary(s, 30), seed))
     return users
+
+
+def shipped_panel(seed: int = 0) -> list[DriftingUser]:
+    """The schedules shipped in ``fixtures/drift/`` (the case study first)."""
+    spec = [
+        ("case-study-humorous-to-formal", abrupt("playful", "formal_dense", 3, n_turns=8)),
+        ("abrupt-casual-to-formal-t8", abrupt("casual", "formal_dense", 8, n_turns=20)),
+        ("abrupt-formal-to-playful-t10", abrupt("formal_dense", "playful", 10, n_turns=20)),
+        ("abrupt-frustrated-to-formal-brief-t6", abrupt("frustrated", "formal_brief", 6, n_turns=16)),
+        ("abrupt-formal-brief-to-casual-t12", abrupt("formal_brief", "casual", 12, n_turns=24)),
+        ("abrupt-playful-to-formal-t15", abrupt("playful", "formal_dense", 15, n_turns=25)),
+        ("gradual-casual-to-formal-t8-13", gradual("casual", "formal_dense", 8, 13, n_turns=24)),
+        ("gradual-formal-to-playful-t6-11", gradual("formal_dense", "playful", 6, 11, n_turns=22)),
+        ("oscillation-playful-formal-p6", oscillation("playful", "formal_dense", 6, n_turns=30)),
+        ("oscillation-casual-formal-brief-p8", oscillation("casual", "formal_brief", 8, n_turns=30)),
+    ] + [(f"stationary-{name.replace('_', '-')}", stationary(name, 30)) for name in sorted(STYLES)]
+    return [DriftingUser(uid, sched, seed) for uid, sched in spec]
+
+
+def gold_record(user: DriftingUser) -> dict[str, Any]:
+    """The ground truth of one user's schedule, as stored next to its dialogue."""
+    s = user.schedule
+    return {"kind": s.kind, "n_turns": s.n_turns, "change_points": list(s.change_points),
+            "styles": [x.name for x in s.styles], "params": dict(s.params)}

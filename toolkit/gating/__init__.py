@@ -15,6 +15,17 @@ _EXPORTS: dict[str, str] = {
     "stream_stats": "toolkit.gating.simulate",
     "meta_analysis": "toolkit.gating.meta",
     "format_meta": "toolkit.gating.meta",
+    "utility_terms": "toolkit.gating.meta", "label_facts": "toolkit.gating.labels",
+    "rhr": "toolkit.gating.labels", "rhr_counts": "toolkit.gating.labels",
+    "GatingEnv": "toolkit.gating.env", "MemoryBank": "toolkit.gating.env",
+    "build_streams": "toolkit.gating.env", "register_eviction": "toolkit.gating.env",
+    "TfidfSVD": "toolkit.gating.features", "register_featurizer": "toolkit.gating.features",
+    "Oracle": "toolkit.gating.policies", "Universal": "toolkit.gating.policies",
+    "LLMGreedy": "toolkit.gating.policies", "LLMContextAware": "toolkit.gating.policies",
+    "PretrainedScorer": "toolkit.gating.policies", "ColdStartUCB": "toolkit.gating.policies",
+    "WarmStartUCB": "toolkit.gating.policies", "reference_ucb": "toolkit.gating.reference",
+    "fast_ucb": "toolkit.gating.fast", "UCBGrid": "toolkit.gating.fast",
+    "sweep_benchmark": "toolkit.gating.sweep", "prepare_benchmark": "toolkit.gating.sweep",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -64,7 +64,8 @@ after before is are was were be been being am do does did have has had it its it
 these those there here what which who whom whose when where why how can could would should
 will shall may might must i me my mine we our ours us you your yours he him his she her hers
 they them their theirs not no yes so too very just also than then some any all each more most
-such only own same other again please thanks thank tell give get got let make any one""".split())
+such only own same other again please thanks thank tell give get got let make any one well
+also""".split())
 # cues that a message leans on the user's own past (possessives, explicit recall)
 _PERSONAL = frozenset({"my", "mine", "our", "ours"})
 _RECALL = re.compile(r"\b(remember|again|as i (?:said|mentioned|told)|i (?:told|mentioned) you|"
@@ -84,11 +85,12 @@ def _tokens(text: str) -> list[str]:
 
 
 def _stem(w: str) -> str:
-    """A very light stemmer (plural/verb -s, -ing, -ed) so 'prefers'/'prefer' match."""
+    """A light stemmer: drop -s/-es/-ed/-ing, keep 6 letters ('allergies' ~ 'allergic')."""
     for suf in ("ing", "ed", "es", "s"):
         if len(w) > len(suf) + 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
+            w = w[: -len(suf)]
+            break
+    return w[:6]
 
 
 def _content(text: str) -> set[str]:

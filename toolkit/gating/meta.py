@@ -190,29 +190,41 @@ def format_meta(report: dict) -> str:
 
 
 def utility_terms(facts: list[Fact], *, top: int = 10, min_df: int = 3) -> dict[str, Any]:
-    """TF-IDF terms carrying shared utility (pooled model) and each user's own (own minus pooled).
+    """TF-IDF terms carrying shared utility (pooled model) and each user's own (own minus others).
 
-    The pooled model's largest coefficients are terms useful for everybody; for a user, a
-    term's own coefficient (model on that user's facts) minus its pooled coefficient shows
-    what is useful to that user beyond the shared rule.
+    ``shared``: the largest coefficients of one model on everybody's facts, among terms that
+    occur for at least half of the users (so one user's pet name cannot pass as shared).
+    ``own[user]``: the user's own-model coefficient minus that of a model on all other
+    users, among terms in at least ``min_df`` of the user's facts: what is useful to this
+    user beyond what the others' data says.
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
+    def fit(x, y):
+        return LogisticRegression(C=1.0, max_iter=1000).fit(x, y).coef_[0]
+
     texts = [f.text for f in facts]
     y = np.array([1 if f.hits else 0 for f in facts])
+    users = np.array([f.user for f in facts])
     vec = TfidfVectorizer(min_df=min_df).fit(texts)
     vocab = np.array(vec.get_feature_names_out())
-    pooled = LogisticRegression(C=1.0, max_iter=1000).fit(vec.transform(texts), y).coef_[0]
-    order = np.argsort(-pooled, kind="stable")
+    X = vec.transform(texts)
+    groups = _group(facts)
+    present = np.zeros((len(groups), len(vocab)), dtype=bool)
+    for i, u in enumerate(groups):
+        present[i] = np.asarray((X[users == u] > 0).sum(axis=0)).ravel() > 0
+    broad = present.sum(axis=0) >= max(1, len(groups) / 2)
+    pooled = fit(X, y)
+    order = [i for i in np.argsort(-pooled, kind="stable") if broad[i]]
     shared = [(str(vocab[i]), float(pooled[i])) for i in order[:top]]
     own: dict[str, list[tuple[str, float]]] = {}
-    for user, fs in _group(facts).items():
-        yu = np.array([1 if f.hits else 0 for f in fs])
-        if yu.min() == yu.max():
+    for u in groups:
+        m = users == u
+        if y[m].min() == y[m].max() or y[~m].min() == y[~m].max():
             continue
-        cu = LogisticRegression(C=1.0, max_iter=1000).fit(vec.transform([f.text for f in fs]), yu)
-        diff = cu.coef_[0] - pooled
-        idx = np.argsort(-diff, kind="stable")[:top]
-        own[user] = [(str(vocab[i]), float(diff[i])) for i in idx]
+        diff = fit(X[m], y[m]) - fit(X[~m], y[~m])
+        df_u = np.asarray((X[m] > 0).sum(axis=0)).ravel()
+        idx = [i for i in np.argsort(-diff, kind="stable") if df_u[i] >= min_df][:top]
+        own[u] = [(str(vocab[i]), float(diff[i])) for i in idx]
     return {"shared": shared, "own": own}

@@ -150,13 +150,15 @@ def allowed_decisions(cues: Cues, signal: bool) -> tuple[tuple[Decision, ...], s
         return ("task_local",), "no_signal"
     if cues.temporary:
         return ("task_local",), "temporary"
+    if cues.vague and cues.deictic and not (cues.lasting or cues.friction):
+        return ("task_local",), "current_task"
     if cues.vague:
         return ("defer",), "vague"
     if cues.friction:
         return ("persist", "defer"), "friction"
     if cues.lasting:
         return ("persist", "defer"), "lasting"
-    if cues.scope == "project":
+    if cues.scope == "project" and not cues.deictic:
         return ("persist", "defer"), "project"
     if cues.retraction:
         return ("persist", "defer"), "retraction"

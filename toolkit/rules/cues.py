@@ -50,7 +50,8 @@ _LASTING = [
     r"\bremember (?:to|that|this)\b", r"\bkeep in mind\b", r"\bdon'?t forget (?:to|that)\b",
     r"\bmake (?:it|this|that) a (?:habit|rule|default)\b", r"\bthe rule is\b",
     r"\bI (?:always|never) want\b", r"\bnext time\b", r"\bfrom today\b", r"\bevery(?:thing)? you\b",
-    r"\bas a standard\b", r"\bstandard practice\b", r"\bfrom here on\b",
+    r"\bas a standard\b", r"\bstandard practice\b", r"\bfrom here on\b", r"\bpermanent(?:ly)?\b",
+    r"\b(?:standing|general|lasting|blanket|house) (?:rule|instruction|policy|preference|convention)\b",
     r"\b(?:every|each|all) (?:new |future |single )?(?:tasks?|changes?|commits?|prs?|"
     r"pull requests?|projects?|repos?|sessions?)\b",
 ]
@@ -72,14 +73,16 @@ _FRICTION = [
     r"\b(?:stop|quit) making me\b", r"\bI'?m tired of (?:telling|reminding|asking|saying)\b",
     r"\b(?:same|this) (?:mistake|thing|problem) (?:again|keeps)\b", r"\bkeeps? happening\b",
     r"\b(?:keep|kept) coming up\b", r"\bI'?m getting tired\b", r"\btired of (?:having|repeating)\b",
-    r"\bnot the first time\b", r"\btime (?:I'?m|I am|I've|I have|that I'?ve) (?:telling|asking|"
+    r"\bnot the first time\b", r"\b(?:I|we) (?:\w+ ){0,3}keep (?:on )?(?:reminding|telling|asking|"
+    r"repeating|saying|correcting|pointing out)\b", r"(?:^|(?<=[.!?]\s))(?:and )?again[,!.]? you\b", r"\bnot again\b",
+    r"\byou (?:forgot|missed|ignored|skipped|did|left|broke|used|added) (?:\w+ ){0,4}again\b", r"\btime (?:I'?m|I am|I've|I have|that I'?ve) (?:telling|asking|"
     r"saying|reminding|told|asked|said|reminded|mentioned)\b", r"\bwhy do you (?:keep|always)\b",
     r"\bI (?:already|previously) (?:told|asked|said)\b",
 ]
 _TEMPORARY = [
     r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
     r"\bfor now\b", r"\bfor the (?:moment|time being|time)\b(?! being\w)", r"\bright now\b",
-    r"\btemporarily\b", r"\b(?:a|as a) temporary (?:exception|measure|thing|fix|workaround|"
+    r"\btemporarily\b", r"(?<!from )\b(?:just |only )?today\b(?! on\b)", r"\bthis (?:week|sprint|iteration)\b", r"\b(?:a|as a) temporary (?:exception|measure|thing|fix|workaround|"
     r"change|hack)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"\bjust here\b",
     r"\bonly here\b", r"\bjust for now\b", r"\bin this (?:one |particular )?(?:instance|case)\b",
     r"\b(?:for|in|on|with|within|to|during) (?:this|the current|the present|this particular|"
@@ -115,10 +118,13 @@ _VAGUE = [
     r"\bif (?:it'?s|it is) (?:worth it|useful|helpful|a good idea|appropriate|relevant|needed|"
     r"necessary|reasonable|sensible)\b", r"\b(?:if|when) (?:it|that) (?:seems|feels) (?:\w+ ?)+?\b",
     r"\bwhen(?:ever)? (?:it(?:'s| is)|things are) (?:a good (?:time|idea|fit)|the right time)\b",
-    r"\bmaybe\b", r"\bperhaps\b", r"\b(?:might|could) (?:want to|be (?:nice|good|worth))\b",
+    r"\bmaybe\b", r"\bperhaps\b", r"\b(?:might|could) (?:want to|help|be (?:nice|good|worth|helpful|useful))\b",
     r"\bit (?:would|'d) be (?:nice|good|great) (?:if|to)\b", r"\bin the right (?:cases|situations|"
     r"circumstances|spots?|places?)\b", r"\bin the appropriate\b", r"\bthe right (?:moment|time)\b",
     r"\bwhen (?:it is|it's) called for\b", r"\bas you see fit\b", r"\bif you see fit\b",
+    r"\bif you (?:want|like|wish|prefer)\b(?! me\b)", r"\bfeel free to\b", r"\bideally\b",
+    r"\bif (?:time|it) permits\b", r"\bif you have (?:the )?time\b", r"\bif (?:it'?s )?convenient\b",
+    r"\bwhen(?:ever)? (?:it'?s )?convenient\b", r"\bwhen(?:ever)? you have (?:a moment|time|the time)\b",
 ]
 _RETRACTION = [
     r"\bstop doing\b", r"\b(?:you can|feel free to|please) stop\b", r"\bno longer\b",
@@ -175,6 +181,8 @@ _PROJECT_SCOPE = [
     r"(?P<name2>`?[A-Za-z0-9_][\w.\-/]*`?)",
     r"\b(?:project|repo|repository|codebase)[- ]wide\b", r"\bthis " + _PROJECT_NOUNS + r"'s\b",
     r"\b(?:this|our) (?:project|repo|repository|codebase)\b",
+    r"(?:^|(?<=[.!?]\s))(?:our|the|this) (?:[\w.-]+ ){0,2}(?:codebase|repo|repository|project|"
+    r"monorepo)(?= (?:uses|is|has|follows|targets|runs|needs|requires|relies|prefers|sticks)\b)",
 ]
 _GLOBAL_SCOPE = [
     r"\b(?:in|across|for) (?:all|every|any|each) (?:(?:of )?(?:my|our|your|the) )?(?:projects?|repos?|"
@@ -216,6 +224,10 @@ _LEAD_INS = (
     r"you need to|you have to|you'?ve got to|the rule is(?: that)?|i expect (?:you )?to|"
     r"try to|going forward|from now on)\b[\s,:]*"
 )
+_ONE_OFF = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you|now|also|then|and)\s+)*(?:revert|fix|rename|"
+    r"merge|rebase|bump|deploy|ship|undo|close|reopen|re-?run|restart|squash|publish|tag|roll back|"
+    r"debug|investigate|look into|find|cherry-pick|resolve|patch|repair|delete|drop)\b", _F)
 _SAME_LENGTH = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"',
                               "\u00a0": " "})
 _SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\s+[-\u2013\u2014]+\s+|\n+")
@@ -353,7 +365,31 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
 
 
 _FRONTED_QUANT = re.compile(
-    r"(?:^|(?<=[,.;:]\s))(?:for|in|on|with|to) (?:any|every|each|all) [^,.;:!?]{3,80}(?=,)", _F)
+    r"(?:^|(?<=[,.;:]\s))(?:(?:for|in|on|with|to) (?:any|every|each|all) [^,.;:!?]{3,80}|"
+    r"(?:for|in|on|within|inside|under|across) (?!(?:this|that|these|those|my|your|our|the "
+    r"(?:future|meantime|record|end|long run|first place)|general|short|particular|fact|addition|"
+    r"practice|any case|my opinion|other words|turn|order|total|summary|short)\b)"
+    r"[^,.;:!?]{2,60})(?=,)", _F)
+
+
+def _scope_giving(text: str, project: list[Span], deictic: bool) -> list[Span]:
+    """Keep project spans that set a rule's scope; drop locatives of one-off actions.
+
+    "Revert the last commit in this repo" names where a one-off action happens; "In this repo,
+    squash before merging" (fronted) or "This repo uses yarn" (subject) sets a scope.
+    """
+    kept = []
+    for sp in project:
+        start = max(text.rfind(ch, 0, sp.start) for ch in ".!?;:\n")
+        before = text[start + 1:sp.start].strip(" ,\"'(-")
+        fronted = len(before.split()) <= 2
+        sentence = text[start + 1:].lstrip(" \"'(")
+        possessive = text[sp.end:sp.end + 2] == "'s"
+        if fronted and not possessive:
+            kept.append(sp)
+        elif not (deictic or possessive or _ONE_OFF.match(sentence)):
+            kept.append(sp)
+    return kept
 
 
 def _exception(text: str) -> Span | None:
@@ -437,6 +473,7 @@ def parse_cues(text: str) -> Cues:
     preference = _finditer(_PREFERENCE, text, "preference")
     project = _finditer(_PROJECT_SCOPE, text, "project")
     deictic = _finditer(_DEICTIC, text, "deictic")
+    project = _scope_giving(text, project, bool(deictic))
     explicit_global = _finditer(_GLOBAL_SCOPE, text, "global")
     # "this task" style spans that are really project nouns are handled by the project grammar;
     # a temporary span fully inside a project span is not temporary ("for this service's PRs")
@@ -445,7 +482,7 @@ def parse_cues(text: str) -> Cues:
     blocked = vague + temporary + project
     exception = _exception(text)
     blocked_cond = blocked + ([exception] if exception else [])
-    condition = _condition(text, blocked_cond, lasting)
+    condition = _condition(text, blocked_cond, lasting + friction)
     if condition is not None and exception is not None and condition.start >= exception.start \
             and condition.end <= exception.end:
         condition = None
@@ -474,6 +511,7 @@ def parse_cues(text: str) -> Cues:
         behavior_quote = original[at:at + len(behavior_quote)] if at >= 0 else None
     if behavior_quote and behavior_quote not in quotes:
         quotes.append(behavior_quote)
+    quotes = [q for q in quotes if not any(q != o and q in o for o in quotes)]
     spans = tuple(Span(x.kind, x.start, x.end, original[x.start:x.end]) for x in sorted(
         lasting + friction + temporary + vague + retraction + preference + project + explicit_global
         + deictic + [x for x in (condition, exception) if x is not None], key=lambda s: s.start))

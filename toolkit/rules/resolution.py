@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolkit.llm.gateway import ChatModel, Outcome, StructuredRequest
 from toolkit.llm.prompts import load_prompt
 from toolkit.records import ResolutionInput, ResolutionOutput, Rule, Update
+from toolkit.rules.library import Change
 from toolkit.rules.resolution_cues import (
     CONTRAST,
     NEGATION,
@@ -46,7 +47,8 @@ OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
 _STRENGTH = {"reuse": 0, "revise": 1, "replace": 2, "retract": 3, "add": 0}
 
 TOP_K = 10         #: candidates retrieved per query, plus sqrt(library size)
-MATCH = 0.30       #: overlap at which a rule expresses the same requirement family
+MATCH = 0.26       #: overlap at which a rule expresses the same requirement family
+REUSE = 0.40       #: overlap at which a rule already says what the clause asks (no cue needed)
 COVER = 0.55       #: overlap at which an ``add`` duplicates an existing rule
 AMBIGUOUS = 0.04   #: two candidates this close are ambiguous
 MAX_EXCERPTS = 5   #: session excerpts retrieved for an ambiguous target
@@ -67,6 +69,14 @@ class Proposal:
     def update(self) -> Update:
         """The DESIGN §3 update record."""
         return Update(op=self.op, target=self.target)  # type: ignore[arg-type]
+
+    def change(self) -> Change:
+        """The library change this proposal asks for (see :meth:`RuleLibrary.apply`)."""
+        keep = self.op in ("revise", "replace", "add")
+        return Change(op=self.op, target=self.target, behavior=self.behavior if keep else None,
+                      scope=self.scope if keep else None,
+                      conditions=self.conditions if keep else None,
+                      exceptions=self.exceptions if keep else None, quotes=(self.quote,))
 
 
 @dataclass
@@ -210,8 +220,9 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
         return [Proposal("replace", rule.id, q, behavior=cues.behavior, scope=_scope_of(cues, rule))
                 ], ambiguous
     if cues.retraction:
-        if rule is None and best[1] is not None and best[0] >= MATCH / 2:
-            rule = best[1]
+        second = scored[1][0] if len(scored) > 1 else 0.0
+        if rule is None and best[1] is not None and best[0] >= 0.1 and best[0] - second >= 0.05:
+            rule = best[1]  # "drop the rule about X" names the rule's topic, not its wording
         return ([Proposal("retract", rule.id, q)] if rule else []), ambiguous
     if not cues.directive:
         return [], False
@@ -232,6 +243,10 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
                          exceptions=cues.exceptions)], ambiguous
     if _new_applicability(cues, rule):
         return [_revision(cues, rule, q)], ambiguous
+    if best[0] < REUSE and not cues.restatement and not extra:
+        # related but not the same requirement: a rule is reused only when it already says this
+        return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
+                         conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
     return [Proposal("reuse", rule.id, q)], ambiguous
 
 

@@ -25,7 +25,8 @@ into onto over under about after before up down out off more most less few much 
 im i'm you're that's it's don't dont doesn't didn't isn't aren't won't can't let's let
 one ones thing things stuff way like get got make made want wanted need needed go going
 sure kind bit lot always never stop don't dont avoid anymore rule rules policy
-preference preferences requirement requirements instruction instructions
+preference preferences requirement requirements instruction instructions future mind told
+said tell forward onwards already
 """.split())
 
 #: common but weak words: present in many rules, so they count little
@@ -58,9 +59,20 @@ def stem(word: str) -> str:
     return w
 
 
+#: multiword names folded into one token before matching
+PHRASES: tuple[tuple[re.Pattern, str], ...] = (
+    (re.compile(r"\bline[- ](length|limit|width)s?\b"), "line-width"),
+    (re.compile(r"\btype[- ]check(er|ers|ing)?\b"), "typechecker"),
+    (re.compile(r"\bcode review(s)?\b"), "code-review"),
+)
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens."""
-    return _WORD.findall(text.lower())
+    """Lower-cased word tokens (known multiword names folded into one)."""
+    low = text.lower()
+    for pat, rep in PHRASES:
+        low = pat.sub(rep, low)
+    return _WORD.findall(low)
 
 
 #: concept -> (pole A words, pole B words); words in different poles of one concept conflict
@@ -81,7 +93,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "merge": (("merge", "merging"), ("rebase", "rebasing", "squash")),
     "case": (("snake_case", "snake", "underscore", "underscores"),
              ("camelcase", "camel", "pascalcase", "kebab-case")),
-    "strfmt": (("f-string", "f-strings", "fstring", "fstrings"), ("format", ".format", "%")),
+    "strfmt": (("f-string", "f-strings", "fstring", "fstrings"), (".format", "%-formatting")),
     "paths": (("pathlib",), ("os.path",)),
     "logging": (("logging", "logger", "log", "logs"), ("print", "prints", "println", "console.log")),
     "language_ts": (("typescript", "ts"), ("javascript", "js")),
@@ -106,7 +118,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "naming": (("name", "names", "naming", "variable", "variables", "identifier",
                 "identifiers", "descriptive"), ()),
     "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
-    "linewidth": (("line", "lines", "width", "80", "100", "120", "characters", "chars", "wrap"), ()),
+    "linewidth": (("line", "lines", "width", "line-width", "80", "100", "120", "characters", "chars", "wrap"), ()),
     "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
     "functions": (("function", "functions", "method", "methods", "helper", "helpers"), ()),
     "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
@@ -115,12 +127,27 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sorting": (("alphabetical", "alphabetically", "sorted", "sort", "order", "ordered"), ()),
 }
 
+#: topic words that name a concept without taking a side ("answer length")
+NEUTRAL: dict[str, tuple[str, ...]] = {
+    "length": ("length", "verbosity", "wordiness", "wordy"),
+    "indent": ("indentation", "indent", "indenting"),
+    "quotes": ("quote", "quotes", "quoting", "quotation"),
+    "testframework": ("test framework", "runner"),
+    "pkgmanager": ("package manager",),
+    "case": ("casing",),
+    "logging": ("debugging", "debug"),
+    "structure": ("formatting", "layout", "structure"),
+}
+
 _CONCEPT_OF: dict[str, tuple[str, int]] = {}
 for _c, (_a, _b) in CONCEPTS.items():
     for _w in _a:
         _CONCEPT_OF.setdefault(stem(_w), (_c, 0))
     for _w in _b:
         _CONCEPT_OF.setdefault(stem(_w), (_c, 1))
+for _c, _ws in NEUTRAL.items():
+    for _w in _ws:
+        _CONCEPT_OF.setdefault(stem(_w), (_c, -1))
 
 
 _VALUE = re.compile(r"(?<![\w<])(\d+(?:\.\d+)?|[\w<>*-]*[._<>/][\w<>*./-]*\w[>]?)(?![\w>])")
@@ -143,7 +170,7 @@ def stance(text: str) -> dict[str, set[int]]:
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
         hit = _CONCEPT_OF.get(stem(tok.strip(".")))
-        if not hit or not CONCEPTS[hit[0]][1]:
+        if not hit or hit[1] < 0 or not CONCEPTS[hit[0]][1]:
             continue
         neg = False
         for j in range(i - 1, max(-1, i - 4), -1):
@@ -164,6 +191,12 @@ def stance(text: str) -> dict[str, set[int]]:
             if not out[c]:
                 out[c] = {1 - p for p in poles}
     return out
+
+
+def concept_of(stem_: str) -> str | None:
+    """The concept a stem belongs to (None when it names none)."""
+    hit = _CONCEPT_OF.get(stem_)
+    return hit[0] if hit else None
 
 
 def content_stems(text: str) -> list[str]:
@@ -199,7 +232,7 @@ def index_terms(text: str) -> list[str]:
 def term_weight(term: str) -> float:
     """How much a matching term says about a shared requirement."""
     if term.startswith("@"):
-        return 0.8
+        return 0.5
     return 0.35 if term in _WEAK_STEMS else 1.0
 
 
@@ -253,7 +286,7 @@ RESTATE = _P(r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|
               r"keep (on )?|reminder|once more|as before|as usual|same as before|"
               r"i told you)\b")
 
-_SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|module|monorepo)"
+_SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|monorepo)"
 PROJECT = _P(rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
              rf"(in|for|within|to) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
              rf"{_SCOPE_WORDS}[- ]wide|(here|this {_SCOPE_WORDS}) only|only (here|in this "
@@ -341,6 +374,27 @@ def _add_clause(found: tuple[str, ...], extra: str | None) -> tuple[str, ...]:
     return found + (extra,)
 
 
+_LEADIN_WORDS = STOP | {"changed", "change", "note", "fyi", "important", "work", "reminder",
+                        "remember", "again", "one", "general", "seriously", "look", "listen"}
+_TRAIL = re.compile(r"[\s,]*\b(from now on|going forward|moving forward|in (the )?future|"
+                    r"from here on|for good|as a rule|by default)\b[\s.!]*$", re.I)
+_LEAD = re.compile(r"^\s*(from now on|going forward|moving forward|in (the )?future|"
+                   r"from here on)\b[\s,:]*", re.I)
+
+
+def clean_behavior(text: str) -> str:
+    """The requested behaviour without lead-ins ("I changed my mind:", "From now on,")."""
+    out = text.strip()
+    for _ in range(3):
+        m = re.match(r"^([^,:;]{1,60})[,:;]\s+", out)
+        if m and all(w in _LEADIN_WORDS for w in words(m.group(1))):
+            out = out[m.end():]
+        out = _LEAD.sub("", out)
+    out = _TRAIL.sub("", out).strip(" ,.;:!")
+    out = re.sub(r"^(please|kindly)\s+", "", out, flags=re.I)
+    return out[:1].upper() + out[1:] if out else text.strip(" .")
+
+
 @lru_cache(maxsize=4096)
 def segment_cues(text: str) -> SegmentCues:
     """Parse one clause: the shared admission grammar (``parse_cues``) plus resolution cues."""
@@ -355,7 +409,7 @@ def segment_cues(text: str) -> SegmentCues:
         conds = tuple(c for c in conds if not TEMPORARY.search(c.lower()))
     proj = _project_name(text) or shared.project or ("this" if shared.scope == "project" else None)
     scope_parts = tuple(m.group(0) for m in PROJECT.finditer(text))
-    behavior = strip_clauses(text, conds + excs + scope_parts)
+    behavior = clean_behavior(strip_clauses(text, conds + excs + scope_parts))
     return SegmentCues(
         text=text, lasting=lasting, temporary=temporary and not lasting,
         retraction=bool(RETRACT.search(low)), replacement=bool(REPLACE.search(low)),

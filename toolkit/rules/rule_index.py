@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from toolkit.records import Rule
-from toolkit.rules.resolution_cues import index_terms, term_weight
+from toolkit.rules.resolution_cues import concept_of, index_terms, term_weight
 
 
 def rule_text(rule: Rule) -> str:
@@ -110,7 +110,10 @@ def overlap(query: str, text: str, weights: TermWeights | None = None) -> float:
     if not q or not t:
         return 0.0
     w = weights or term_weight
-    common = sum(w(x) for x in q & t)
+    shared = q & t
+    # a concept shared only through a word already shared literally is the same evidence twice
+    literal = {concept_of(x) for x in shared if not x.startswith("@")}
+    common = sum(w(x) * (0.5 if x.startswith("@") and x[1:] in literal else 1.0) for x in shared)
     if common == 0:
         return 0.0
     pq = common / sum(w(x) for x in q)

@@ -66,6 +66,16 @@ class View:
         return {p: b for p, b in sorted((self.artifacts or {}).items()) if p.endswith(CODE_EXT)}
 
     @cached_property
+    def changes_code(self) -> bool:
+        """The task asks for, or the reply reports, a change to code."""
+        asks = re.search(r"\b(fix|add|implement|refactor|rename|update|make|change|remove|write|create|migrate|"
+                         r"bump|speed up|stop|delete|move|replace|convert|port|wire|hook|support|handle|clean)\b",
+                         self.task.lower())
+        did = re.search(r"\b(fixed|added|updated|changed|renamed|implemented|refactored|wrote|created|"
+                        r"replaced|removed|moved|switched|wrapped|converted|migrated|patched)\b", self.reply.lower())
+        return bool((asks or did) and self.is_code_task)
+
+    @cached_property
     def is_code_task(self) -> bool:
         if self.code_files or tx.code_blocks(self.reply):
             return True
@@ -85,7 +95,11 @@ class View:
         if where == "start":
             return " ".join(self.sentences[:2])
         if where == "end":
-            return " ".join(self.sentences[-2:])
+            paras = [p for p in re.split(r"\n\s*\n", tx.prose(self.reply).strip()) if p.strip()]
+            last = tx.sentences(paras[-1]) if paras else []
+            if len(paras) > 1 and 0 < len(last) <= 3:
+                return " ".join(last)
+            return " ".join(self.sentences[-2:]) if len(self.sentences) > 2 else " ".join(self.sentences[-1:])
         return self.reply
 
 
@@ -191,15 +205,19 @@ class Forbid(Check):
     where: str = "reply"
     task_override: bool = True
     ask: str = ""
+    about: Matcher | None = None
 
     def evaluate(self, view: View) -> Finding:
+        if self.about is not None and not (self.about.find(view.reply, affirmative=False)
+                                           or self.about.find(view.task, affirmative=False)):
+            return Finding("not_applicable", f"nothing here is about {self.label}", topic=self.label)
         if self.task_override and self.match.find(view.task):
             return Finding("not_applicable", f"the task itself asks for {self.label}", topic=self.label)
         text = view.region(self.where)
         hits = self.match.find(text)
         if hits:
             s, e = hits[0]
-            return Finding("violated", f"there is {self.label} in it (\u201c{tx.snippet(text, s, e)}\u201d)",
+            return Finding("violated", f"there's \u201c{text[s:e]}\u201d in there (\u201c{tx.snippet(text, s, e)}\u201d)",
                            self.ask or f"leave out {self.label}", self.label)
         return Finding("satisfied", f"no {self.label} found", topic=self.label)
 
@@ -226,7 +244,7 @@ class Require(Check):
         text = view.region(self.where)
         if self.match.find(text):
             return Finding("satisfied", f"found {self.label}", topic=self.label)
-        place = {"start": " at the start", "end": " at the end"}.get(self.where, "")
+        place = {"start": " up front", "end": " in the closing lines"}.get(self.where, "")
         return Finding("violated", f"I don't see {self.label}{place}",
                        self.ask or f"include {self.label}{place}", self.label)
 
@@ -245,11 +263,13 @@ class RequireTerms(Check):
     ask: str = ""
 
     def evaluate(self, view: View) -> Finding:
+        if len(tx.words(view.prose)) < 12:
+            return Finding("not_applicable", "a one-line answer, nothing to add there", topic=self.label)
         text = view.region(self.where)
         got = sum(1 for g in self.groups if g.find(text))
         if got >= self.need:
             return Finding("satisfied", f"mentions {self.label}", topic=self.label)
-        place = {"start": " at the start", "end": " at the end"}.get(self.where, "")
+        place = {"start": " up front", "end": " in the closing lines"}.get(self.where, "")
         return Finding("violated", f"I don't see {self.label}{place}", self.ask or f"include {self.label}",
                        self.label)
 
@@ -265,12 +285,15 @@ class ListFormat(Check):
     numbered: bool = False
     required: bool = True
     min_sentences: int = 3
+    steps_only: bool = False
 
     def evaluate(self, view: View) -> Finding:
         lines = tx.numbered_lines(view.reply) if self.numbered else tx.bullet_lines(view.reply)
         kind = "numbered steps" if self.numbered else "bullet points"
+        if self.required and self.steps_only and not _looks_like_steps(view):
+            return Finding("not_applicable", "the reply gives no step-by-step instructions", topic=kind)
         if self.required:
-            if len(view.sentences) < self.min_sentences:
+            if len(view.sentences) < self.min_sentences and len(tx.words(view.prose)) < 20:
                 return Finding("not_applicable", "reply too short to need a list", topic=kind)
             if len(lines) >= (2 if self.numbered else 1):
                 return Finding("satisfied", f"{len(lines)} list items", topic=kind)
@@ -285,15 +308,30 @@ class ListFormat(Check):
         return ("needs " if self.required else "no ") + ("numbered list" if self.numbered else "bullets")
 
 
+_IMPERATIVE = re.compile(r"^\s*(?:[-*\d.)]+\s*)?(run|install|copy|open|create|add|set|click|go|move|replace|delete|"
+                         r"start|check|make|update|bump|switch|configure|clone|download|enable|edit|change|"
+                         r"remove|restart|build|deploy|type|select|choose|navigate|log in|sign in)\b", re.I)
+
+
+def _looks_like_steps(view: View) -> bool:
+    """Instructions: several imperative sentences or sequence words (first, then, next, finally)."""
+    seq = len(re.findall(r"\b(then|next|after that|afterwards|finally|first|second|third|lastly)\b",
+                         view.prose.lower()))
+    imp = sum(1 for s in view.sentences if _IMPERATIVE.match(s))
+    lists = len(tx.bullet_lines(view.reply))
+    return seq + imp + lists >= 2 and bool(re.search(r"\b(run|install|copy|open|click|set|create|add|move|"
+                                                      r"replace|configure|update|start|go)\b", view.prose.lower()))
+
+
 @dataclass(frozen=True)
 class Headings(Check):
     required: bool = True
-    min_words: int = 120
+    min_words: int = 80
 
     def evaluate(self, view: View) -> Finding:
         hs = tx.heading_lines(view.reply)
         if self.required:
-            if len(tx.words(view.prose)) < self.min_words:
+            if len(tx.words(view.prose)) < self.min_words and len(view.sentences) < 4:
                 return Finding("not_applicable", "reply too short to need sections", topic="headings")
             if hs:
                 return Finding("satisfied", f"{len(hs)} headings", topic="headings")
@@ -399,7 +437,7 @@ TEMP_GLOBS = ("*.tmp", "*.temp", "*.bak", "*.orig", "*.rej", "*.swp", "*~", "*.l
               "*scratch*", "*debug_*", "*_debug.*", "*tmp_*", "*_tmp.*", "*temp_*", "*_temp.*",
               "*.old", "nohup.out", "*/nohup.out", "*untitled*", "*test_output*", "*output.txt",
               "*repro*.py", "*try_*.py", "*playground*", "*.prof", "core.*", "*throwaway*",
-              "*.copy.*", "* copy.*", "*_backup*", "*backup_*")
+              "*.copy.*", "* copy.*", "*_backup.*", "backup_*.*", "*.backup")
 
 
 @dataclass(frozen=True)
@@ -437,13 +475,14 @@ class Cleanup(Check):
 # -- actions ---------------------------------------------------------------------------------
 ASK_RE = re.compile(
     r"\b(should i|shall i|want me to|would you like me to|do you want|let me know if|ok(ay)? (to|if i)|"
-    r"can i|may i|is it ok|before i|with your (ok|approval|go-ahead)|if you('d| would)? (like|approve|"
-    r"prefer|want)|your call|confirm|permission|sign[- ]off|green light|go ahead\?)", re.I)
+    r"can i|may i|is it ok|before i|with your (ok|approval|go-ahead)|if you('d| would)? approve|"
+    r"your call|confirm|permission|sign[- ]off|green light|go ahead\?)", re.I)
 FUTURE_RE = re.compile(r"\b(i'll|i will|i'm going to|going to|about to|next i'll|now i'll|let me)\b", re.I)
 IRREGULAR = {"ran": "run", "rewrote": "rewrit", "wrote": "writ", "made": "mak", "did": "do",
              "rewritten": "rewrit", "written": "writ", "threw": "throw", "took": "tak",
              "set": "set", "put": "put", "rm": "delet", "nuked": "delet", "wiped": "delet",
-             "shipped": "deploy", "went": "go", "built": "build", "bumped": "upgrad"}
+             "shipped": "deploy", "went": "go", "built": "build", "bumped": "upgrad", "overwrote": "overwrit",
+             "overwritten": "overwrit", "removed": "remov", "deleted": "delet", "dropped": "drop"}
 
 
 def _verb_hits(sentence: str, verbs: frozenset[str]) -> list[tx.Token]:
@@ -468,6 +507,8 @@ class ActionRule(Check):
     commands: tuple[str, ...] = ()
     results: tuple[str, ...] = ()
     artifact_globs: tuple[str, ...] = ()
+    solo_verbs: frozenset[str] = frozenset()
+    todo: str = ""
 
     def _done(self, view: View) -> tuple[str | None, bool]:
         """A sentence reporting the action as done (or announced), and whether any was asked."""
@@ -478,7 +519,10 @@ class ActionRule(Check):
             obj_ok = not self.objects or bool(self.objects.find(s, affirmative=False))
             cmd = any(re.search(c, s, flags=re.I) for c in self.commands)
             vh = _verb_hits(s, self.verbs)
-            mentions = obj_ok and (bool(vh) or cmd)
+            if not obj_ok and self.solo_verbs:
+                vh = [t for t in vh if IRREGULAR.get(t.text.lower(), t.stem) in self.solo_verbs]
+                obj_ok = bool(vh)
+            mentions = (obj_ok and bool(vh)) or cmd
             if mentions and (tx.is_question(s) or ASK_RE.search(low)):
                 asked = True
                 continue
@@ -499,7 +543,7 @@ class ActionRule(Check):
     def evaluate(self, view: View) -> Finding:
         done, asked = self._done(view)
         if self.mode == "require":
-            if not view.is_code_task:
+            if not view.changes_code:
                 return Finding("not_applicable", "no code change in this delivery", topic=self.label)
             if any(re.search(r, view.reply, flags=re.I) and not tx.negated_at(
                     view.reply, re.search(r, view.reply, flags=re.I).start(), 3) for r in self.results):
@@ -510,14 +554,14 @@ class ActionRule(Check):
             if done:
                 return Finding("satisfied", f"\u201c{tx.snippet(done, 0, len(done), 0)[:90]}\u201d",
                                topic=self.label)
-            return Finding("violated", f"nothing says you did {self.label}",
-                           f"do {self.label} before handing it back", self.label)
+            return Finding("violated", f"nothing says you took care of {self.label}",
+                           self.todo or f"take care of {self.label} before handing it back", self.label)
         if done is None:
             return Finding("not_applicable" if not asked else "satisfied",
                            "asked first" if asked else f"no {self.label} in this delivery", topic=self.label)
         if self.mode == "ask" and asked:
             return Finding("satisfied", "it asked before acting", topic=self.label)
-        ask = f"check with me before {self.label}" if self.mode == "ask" else f"don't do {self.label}"
+        ask = f"check with me before {self.label}" if self.mode == "ask" else f"stop {self.label} on your own"
         return Finding("violated", f"you went ahead without asking (\u201c{done.strip()[:90]}\u201d)" if self.mode == "ask" else f"you did it anyway (\u201c{done.strip()[:90]}\u201d)", ask, self.label)
 
     def describe(self) -> str:
@@ -525,6 +569,23 @@ class ActionRule(Check):
 
 
 # -- code style -------------------------------------------------------------------------------
+def _split_params(sig: str) -> list[str]:
+    """Split a parameter list on top-level commas (``dict[str, int]`` stays whole)."""
+    out, depth, cur = [], 0, []
+    for ch in sig:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
 _DEF_RE = re.compile(r"^(\s*)def\s+(\w+)\s*\((.*?)\)\s*(->\s*[^:]+)?:", re.M | re.S)
 
 
@@ -544,7 +605,7 @@ class CodeStyle(Check):
             if not defs:
                 return Finding("not_applicable", "no Python functions", topic="type hints")
             for m in defs:
-                params = [p.strip() for p in m.group(3).split(",") if p.strip()]
+                params = [p.strip() for p in _split_params(m.group(3)) if p.strip()]
                 params = [p for p in params if p.split("=")[0].strip() not in ("self", "cls", "*", "/")
                           and not p.startswith("*")]
                 if m.group(4) is None or any(":" not in p.split("=")[0] for p in params):
@@ -557,7 +618,7 @@ class CodeStyle(Check):
             for m in defs:
                 rest = code[m.end():].lstrip("\n")
                 first = rest.split("\n", 1)[0].strip()
-                if m.group(2).startswith("_") and not m.group(2).startswith("__init"):
+                if m.group(2).startswith(("_", "test_")) and not m.group(2).startswith("__init"):
                     continue
                 if not first.startswith(('"""', "'''", 'r"""')):
                     return Finding("violated", f"`{m.group(2)}` has no docstring",

@@ -43,7 +43,8 @@ SYNONYMS = {
                 "walk me through", "teach"),
     "question": ("?", "question", "what", "how", "why", "which"),
     "travel": ("trip", "travel", "itinerary", "flight", "hotel", "vacation", "holiday", "visit", "tour"),
-    "trip": ("trip", "travel", "itinerary", "flight", "hotel", "vacation", "holiday", "visit"),
+    "trip": ("trip", "travel", "itinerary", "flight", "hotel", "vacation", "holiday", "visit", "days in",
+             "weekend in", "day in", "day trip", "week in"),
     "itinerary": ("itinerary", "plan", "day", "schedule", "trip"),
     "flight": ("flight", "fly", "airline", "airport"),
     "hotel": ("hotel", "stay", "accommodation", "lodging", "room", "inn", "bnb", "airbnb"),
@@ -69,6 +70,17 @@ SYNONYMS = {
     "migration": ("migration", "schema", "database", "alembic"),
     "script": ("script", ".sh", ".py", "cli"),
     "weekend": ("weekend", "saturday", "sunday", "2-day", "two-day"),
+    "analysis": ("analysis", "analyze", "analyse", "dataset", ".csv", ".parquet", "significant",
+                 "correlat", "trend", "effect", "impact", "rate", "metric", "statistic", "regression", "churn",
+                 "retention", "conversion", "seasonality", "compare", "a/b", "affect", "best", "highest", "lowest",
+                 "increase", "decrease", "improve", "reduce", "drop", "payback", "growth"),
+    "conclusion": ("conclusion", "result", "finding", "significant", "effect", "did", "does", "which", "is there"),
+    "figure": ("figure", "plot", "chart", "png", "graph", "image", "svg"),
+    "output": ("output", "save", "write", "export", ".csv", ".png", "file"),
+    "setup": ("set up", "setup", "install", "configure", "getting started", "run locally", "bootstrap"),
+    "migration": ("migrate", "migration", "upgrade", "move", "port", "switch", "convert"),
+    "step": ("step", "how do i", "how to", "how can i", "instructions", "procedure"),
+    "instruction": ("step", "how do i", "how to", "how can i", "instructions", "guide"),
     "abroad": ("abroad", "international", "overseas", "visa", "passport"),
 }
 COND_GENERIC = frozenset({
@@ -79,7 +91,8 @@ COND_GENERIC = frozenset({
     "related", "touch", "touches", "touching", "editing", "edit", "change", "changes", "changing",
     "file", "files", "code", "thing", "things", "case", "cases", "time", "times", "specifically",
     "otherwise", "instead", "actually", "really", "clearly", "directly", "specific", "current",
-    "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning",
+    "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning", "state", "states",
+    "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 
@@ -115,11 +128,34 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
     paths = [p.lower() for p in (view.artifacts or {})] + re.findall(r"[\w\-/]+\.\w{1,5}\b", view.task.lower())
     if wide:
         paths += re.findall(r"[\w\-/]+\.\w{1,5}\b", view.reply.lower())
+    if re.search(r"\b(several|multiple|many|multi|longer than (one|a) day|more than (one|a) day|multi-day|"
+                 r"overnight|days|nights)\b", low) and re.search(r"\b(days?|nights?|trip|stay|itinerar)", low):
+        multi = bool(re.search(r"\b([2-9]|1\d|two|three|four|five|six|seven|eight|nine|ten|several|a few|"
+                               r"couple of)[- ](days?|nights?)\b|\bweekend\b|\bweek\b|\b(mon|tues|wednes|thurs|"
+                               r"fri|satur|sun)day\s*(to|-|until|through)\s*(mon|tues|wednes|thurs|fri|satur|sun)day\b|"
+                               r"\b(saturday and sunday|friday to)", view.task.lower()))
+        return multi, "the task spans several days" if multi else "the task is not a multi-day trip"
+    if re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
+                 r"\b(implement|fix)\w*\b", low):
+        ok = view.changes_code
+        return ok, "the delivery changes code" if ok else "no code change"
     # quantity words about the task itself
+    about_task = bool(re.search(r"\b(i|user|the user|they|task|question|request)\s+(explicitly\s+)?(ask|asks|asked|"
+                                r"request|requests|requested|want|wants|say|says|tell|calls? for)\b", low))
+    if not about_task and re.search(r"\b(long|longer|lengthy|detailed|multi-paragraph|bigger)\b", low) and \
+            re.search(r"\b(answers?|repl(y|ies)|responses?|explanations?|write-?ups?|reports?)\b", low):
+        n = len(tx.words(view.prose))
+        return n >= 90 or len(view.sentences) >= 6, f"the reply has {n} words"
+    if not about_task and re.search(r"\b(short|brief|one[- ]line|single[- ]line|quick)\b", low) and \
+            re.search(r"\b(answers?|repl(y|ies)|responses?)\b", low):
+        n = len(tx.words(view.prose))
+        return n <= 100, f"the reply has {n} words"
     if re.search(r"\b(quick|small|trivial|tiny|minor|simple|short|one[- ]line|single[- ]line)\b", low) and \
-            re.search(r"\b(question|fix|change|edit|task|tweak|request|answer|query|lookup)\b", low):
-        small = len(tx.words(view.task)) <= 20 or bool(re.search(
-            r"\b(quick|small|trivial|tiny|minor|simple|typo|one[- ]line|just)\b", view.task.lower()))
+            re.search(r"\b(questions?|fix(es)?|changes?|edits?|tasks?|tweaks?|requests?|query|queries|lookups?)\b",
+                      low):
+        small = bool(re.search(r"\b(quick|small|trivial|tiny|minor|simple|typo|one[- ]line|briefly|short)\b",
+                               view.task.lower())) or (len(tx.words(view.task)) <= 12 and
+                                                       len(tx.words(view.prose)) <= 40)
         return small, "the task is small" if small else "the task is not a small one"
     kws = []
     for w in tx.words(low):
@@ -143,6 +179,6 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
         if _has(ctx_low, ctx_stems, w) or any(_has(ctx_low, ctx_stems, s) for s in syns):
             matched.append(w)
     need = max(1, math.ceil(len(kws) / 2))
-    ok = salient_hit or len(matched) >= need
+    ok = salient_hit or (len(matched) >= need and not wide)
     return ok, (f"condition words found: {', '.join(matched)}" if matched else
                 f"none of {', '.join(kws[:5])} in the {'delivery' if wide else 'task'}")

@@ -6,6 +6,9 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.simuser.trace import Trace
 
@@ -59,3 +62,26 @@ class UserState:
     corrected_units: frozenset[str] = frozenset()
     sent: tuple[str, ...] = ()
     traces: tuple[Trace, ...] = field(default_factory=tuple)
+
+
+class DeliveryRecord(BaseModel):
+    """A delivery as stored in JSONL (``fixtures/simuser/deliveries.jsonl``); unknown fields rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    task: str
+    reply: str
+    artifacts: dict[str, str] | None = None
+    history: list[dict[str, str]] = Field(default_factory=list)
+    unit: str | None = None
+
+    def to_delivery(self) -> Delivery:
+        return Delivery(task=self.task, reply=self.reply, artifacts=self.artifacts,
+                        history=tuple(self.history), unit=self.unit or self.id, id=self.id)
+
+
+def load_deliveries(path: str | Path) -> list[Delivery]:
+    """Read deliveries from JSONL (errors name file:line field)."""
+    from toolkit.datasets.jsonl import read_jsonl
+
+    return [r.to_delivery() for r in read_jsonl(path, DeliveryRecord)]

@@ -61,6 +61,12 @@ def fidelity_report(points: list[AnnotatedPoint], profiles: dict[str, Profile], 
                     seed: int = 0) -> dict:
     """The DESIGN §3 fidelity JSON (annotators, macro, points) plus bootstrap CIs under ``ci``."""
     traces = simulate_points(points, profiles, model, seed=seed)
+    return report_from_traces(points, traces, model_name=getattr(model, "name", "offline"), seed=seed)
+
+
+def report_from_traces(points: list[AnnotatedPoint], traces: list[Trace], *, model_name: str = "offline",
+                       seed: int = 0) -> dict:
+    """Score logged simulator decisions against the annotations (a pure function of the two)."""
     rows_points = []
     arrays: dict[str, dict[str, list]] = {}
     for p, tr in zip(points, traces, strict=True):
@@ -93,7 +99,7 @@ def fidelity_report(points: list[AnnotatedPoint], profiles: dict[str, Profile], 
     paper = paper_figures("fidelity")
     return {
         "annotators": ann_rows, "macro": macro, "points": rows_points, "ci": ci,
-        "model": getattr(model, "name", "offline"), "seed": seed, "n_points": len(points),
+        "model": model_name, "seed": seed, "n_points": len(points),
         "n_unknown": sum(a["unknown"] for a in arrays.values()),
         "paper": {"table": paper["table"], **paper["figures"], "n_points": paper["n_points"],
                   "n_annotators": paper["n_annotators"]},

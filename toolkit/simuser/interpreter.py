@@ -93,12 +93,20 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
         if m and not re.match(r"\s*(?:in|on|for)\s+(?:every|all|each|any|general|short)\b", s, re.I):
             conds.append(m.group("c").strip())
             s = m.group("b")
+        m = re.search(r"^(?:\w+\s+){0,2}?(?P<c>(?:longer|long|lengthy|detailed|multi-paragraph|bigger)\s+"
+                      r"(?:answers?|replies|responses|explanations?|write-?ups?|reports?))\b", s, re.I)
+        if m:
+            conds.append(m.group("c"))
         m = re.search(r"\s+(?:in|for|on)\s+(?P<c>(?:short|quick|small|simple|brief|one-line|trivial|minor)\s+"
                       r"(?:answers?|replies|questions?|tasks?|fixes|changes?|requests?|edits?))\b", s, re.I)
         if m:
             conds.append(m.group("c"))
             s = s[: m.start()] + s[m.end():]
         m = _TRAIL_COND.search(s)
+        if m and re.match(r"(you('re| are| have|'ve) (done|finished|through)|you finish|you wrap|you hand|"
+                          r"i review|i check)", m.group("c").strip(), re.I):
+            s = s[: m.start()]
+            m = None
         if m and m.start() > 10:
             conds.append(m.group("c").strip(" ."))
             s = s[: m.start()]
@@ -111,14 +119,25 @@ def _neg_before(body: str, pos: int) -> bool:
     return tx.negated_at(body, pos, window=6)
 
 
+_POST_NEG_RX = re.compile(
+    r"^[^.;!?]{0,60}?\b(leave (them|it|those|these|that) out|cut (them|it|that) out|drop (them|it)|skip (them|it)|"
+    r"get rid of (them|it)|(is|are|feels?|looks?) (so |really |very )?(annoying|unprofessional|distracting|"
+    r"unnecessary|not needed|a no-go|off[- ]limits|banned|forbidden|noise|grating|cringe\w*|tiresome|"
+    r"pointless|useless|clutter)|makes? (it|things|me|the \w+)\b[^.;]{0,25}\b(unprofessional|annoyed|cringe|"
+    r"worse|harder|cluttered)|no-go|not (welcome|wanted|okay|ok|needed|necessary)|annoy\w*|"
+    r"(please )?(stop|quit)\b|bother\w* me|drive\w* me (crazy|nuts|mad)|can go|have to go|must go)", re.I)
+
+
 def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
-    """Positions of a cue and whether each is negated in its clause."""
+    """Positions of a cue and whether each is negated in its clause (before or after the cue)."""
     out = []
     for m in re.finditer(pattern, body, flags=re.I):
         head = body[max(0, m.start() - 60): m.start()].lower()
         if re.search(r"\b(don't|do not) mind\b|\b(is|are) (fine|ok|okay|acceptable)\b", head[-30:]):
             continue
-        neg = _neg_before(body, m.start()) or bool(re.search(r"\b(too many|excessive|overuse|any)\s*$", head))
+        neg = _neg_before(body, m.start()) or bool(re.search(r"\b(too many|excessive|overuse|any|constant|"
+                                                             r"endless|all the|unnecessary|needless)\s*$", head))
+        neg = neg or bool(_POST_NEG_RX.match(body[m.end(): m.end() + 90]))
         out.append((m.start(), neg))
     return out
 
@@ -150,9 +169,19 @@ def _domain_terms(phrase: str) -> tuple[list[str], list[str]]:
     return phrases, regexes
 
 
+_ABSTRACT = frozenset(tx.stem(w) for w in (
+    "jargon", "buzzword", "buzzwords", "cliche", "cliches", "complexity", "ambiguity", "vagueness", "passive",
+    "repetition", "redundancy", "condescension", "sarcasm", "negativity", "acronyms", "abbreviations",
+    "technical", "terminology", "fluff", "filler", "wordiness", "verbosity", "hype", "marketing", "speak",
+    "tone", "formality", "informality", "slang", "assumptions", "guesswork", "surprises", "mistakes", "errors",
+    "clutter", "noise", "confusion"))
+
+
 def _subject_terms(phrase: str) -> Matcher | None:
     """A matcher for the things a phrase names: lexicon expansions plus its specific words."""
     phrase = _np(phrase)
+    if any(tx.stem(w) in _ABSTRACT for w in tx.words(phrase.lower())):
+        return None
     dom_p, dom_r = _domain_terms(phrase)
     ws = [w for w in tx.words(phrase.lower()) if w not in _STOP]
     ws = [w for w in ws if tx.stem(w) not in _NOISE]
@@ -177,7 +206,7 @@ _NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fif
 _UNITS = r"(words?|sentences?|lines?|paragraphs?|characters?|chars|bullets?|bullet points?|items?)"
 _MAX_RX = re.compile(
     r"(?P<op>under|below|less than|fewer than|no more than|not more than|at most|max(?:imum)?(?: of)?|up to|"
-    r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|limit(?:ed)? (?:it |them |replies |"
+    r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|past|beyond|above|limit(?:ed)? (?:it |them |replies |"
     r"answers |responses )?to|keep (?:it|them|replies|answers|responses|things) (?:to|at|under)|"
     r"capped at|in)\s+" + _NUM + r"(?:[- ]" + _UNITS + r")", re.I)
 _MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less)|max(?:imum)?|tops|at most|limit)", re.I)
@@ -211,7 +240,7 @@ def _rule_length(body: str, out: list[Check]) -> None:
         if n is None:
             continue
         unit = _unit(m.group(3))
-        if op in ("more than", "over") and not _neg_before(body, m.start()):
+        if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()):
             out.append(MinCount(unit, n + 1))
         elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e)\w*\s+$",
                                           body[: m.start()], re.I):
@@ -294,7 +323,7 @@ def _rule_tone(body: str, out: list[Check]) -> None:
     for pos, neg in _cue(body, r"\b(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"):
         if not neg:
             out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
-                               ask="a bit of warmth would be nice"))
+                               ask="add a friendly word or two"))
         break
     for pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
         out.append(Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern, *lx.EMOJI_WORD_RX)),
@@ -360,11 +389,13 @@ def _rule_format(body: str, out: list[Check]) -> None:
                                r"list format|lists)\b"):
         if re.search(r"numbered", low[max(0, pos - 15): pos]):
             continue
-        out.append(ListFormat(numbered=False, required=not neg))
+        out.append(ListFormat(numbered=False, required=not neg,
+                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
         break
     for pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
                                r"step numbers|numbers for each step)\b"):
-        out.append(ListFormat(numbered=True, required=not neg))
+        out.append(ListFormat(numbered=True, required=not neg,
+                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
         break
     for pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
                                r"markdown headers?|section headers?)\b"):
@@ -420,14 +451,14 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
     for pos, neg in _cue(body, r"\b(examples?|analog(y|ies)|metaphors?|illustrations?)\b"):
         if re.search(r"\bexample\b", low[pos: pos + 12]) and re.search(r"\(e\.g|for example,", low[pos - 3: pos + 3]):
             continue
-        out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=3,
+        out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=2,
                            ask="ground it with a concrete example") if not neg else
                    Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
         break
     for pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
         if not neg:
             out.append(Require("a confidence estimate", matcher((), lx.CONFIDENCE_RX),
-                               ask="tell me how confident you are in it"))
+                               ask="put a rough confidence level on the result"))
         break
     for pos, neg in _cue(body, r"\b(trade-?offs?|pros and cons|multiple (viable )?(approaches|options|"
                                r"alternatives|solutions)|alternatives|several options|options)\b"):
@@ -472,6 +503,12 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
             g = m.group(1) or m.group(2)
             if g:
                 extra.append(g.lower())
+        for word, gl in (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
+                         ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
+                         ("csv", ("*.csv",)), ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
+                         ("log", ("*.log",)), ("profil", ("*.prof",))):
+            if re.search(r"\b" + word, low):
+                extra.extend(gl)
         globs = lx_temp_globs() + tuple(e if any(ch in e for ch in "*?") else f"*{e}*" for e in extra)
         out.append(Cleanup(globs=globs))
 
@@ -509,12 +546,14 @@ def _rule_code(body: str, out: list[Check]) -> None:
         if neg:
             add_forbid("wildcard imports", lx.WILDCARD_RX, "import names explicitly")
         break
-    for pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b"):
+    for pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b|\b(as|to) `?any`?\b(?! (other|of|more|longer))|"
+                               r"`any`"):
         if neg:
             add_forbid("the any type", lx.TS_ANY_RX, "give it a real type instead of any")
         break
-    for pos, neg in _cue(body, r"\b(type hints?|type annotations?|annotat(e|ed) (all )?(functions?|signatures?)|"
-                               r"typed signatures?)\b"):
+    for pos, neg in _cue(body, r"\b(type hints?|type annotations?|type[- ]annotat\w*|typed signatures?|"
+                               r"annotat\w* (\w+ ){0,3}(functions?|signatures?|parameters|arguments|return)|"
+                               r"static(ally)? typ\w*|type signatures?)"):
         if not neg:
             out.append(CodeStyle("type_hints"))
         break
@@ -530,6 +569,10 @@ def _rule_code(body: str, out: list[Check]) -> None:
         add_forbid("old-style string formatting", lx.OLD_FORMAT_RX, "use f-strings")
 
 
+_DEP_STEMS = frozenset(tx.stem(w) for w in ("dependency", "dependencies", "package", "packages", "library",
+                                            "libraries", "requirement", "requirements"))
+
+
 def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
     """The action group named by a phrase and the object words after its verb."""
     st = [tx.stem(w) for w in words_]
@@ -539,44 +582,80 @@ def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
             g = "push"
         if g:
             rest = [w for w in words_[i + 1:] if w.lower() not in _STOP]
-            if g == "create" and any(tx.stem(w) in ("dependency", "package", "library") for w in rest):
+            if g == "create" and any(tx.stem(w) in _DEP_STEMS for w in rest):
                 g = "install"
-            if s in ("dependency", "package", "library"):
+            if s in _DEP_STEMS:
                 g, rest = "install", [words_[i]] + rest
+            if g in ("run", "create", "modify"):
+                for w in rest:
+                    st2 = tx.stem(w)
+                    g2 = lx.ACTION_TRIGGERS.get(st2) or next(
+                        (v for k, v in lx.ACTION_TRIGGERS.items() if len(k) >= 5 and st2.startswith(k)), None)
+                    if g2 in ("migrate", "deploy", "push", "commit", "merge"):
+                        g = g2
+                        break
             return g, rest
     return None, []
 
 
 def _objects(words_: list[str]) -> Matcher:
     stems: list[str] = []
+    weak: list[str] = []
     for w in words_:
         s = tx.stem(w)
-        if s in _GENERIC or s in _NOISE or w.lower() in ("anything", "something", "things", "stuff", "change",
-                                                         "changes", "code", "work", "directly", "first"):
+        if s in _GENERIC or s in _NOISE or s in lx.ACTION_TRIGGERS or w.lower() in (
+                "anything", "something", "things", "stuff", "change", "changes", "code", "work", "directly",
+                "first", "yourself", "myself"):
             continue
-        stems.append(s)
+        (weak if s in ("fil", "folder", "directory", "dir") else stems).append(w.lower())
+    stems = stems or weak
     phrases: list[str] = []
-    for s in stems[:3]:
-        phrases.extend(lx.OBJECT_SYNONYMS.get(s, (s,)))
-    return Matcher(tuple((tx.stem(p),) for p in dict.fromkeys(phrases)), ())
+    for w in stems[:3]:
+        syn = lx.OBJECT_SYNONYMS.get(w) or lx.OBJECT_SYNONYMS.get(tx.stem(w)) or \
+            lx.OBJECT_SYNONYMS.get(w.rstrip("s")) or (w,)
+        phrases.extend(syn)
+    return Matcher(tuple(tx.stems_of(p) for p in dict.fromkeys(phrases) if tx.words(p)), ())
+
+
+_CANON = {"install": "adding dependencies", "delete": "deleting {obj}", "push": "pushing to {obj}",
+          "commit": "committing", "merge": "merging", "deploy": "deploying", "modify": "changing {obj}",
+          "refactor": "restructuring code", "upgrade": "upgrading versions", "run": "running {obj}",
+          "create": "creating {obj}", "migrate": "running migrations", "reset": "rewriting git history"}
+
+
+_CANON_BARE = {"push": "pushing", "run": "running that", "create": "creating new files"}
 
 
 def _action(mode: str, phrase: str) -> ActionRule | None:
+    phrase = re.sub(r"\b(on (my|your|our) (behalf|own)|for me|by yourself|yourself|on your own|"
+                    r"without (asking|checking)\b.*$)", " ", phrase, flags=re.I)
     ws = tx.words(_np(phrase))
     g, rest = _action_group(ws)
     if g is None:
         return None
     objs = _objects(rest)
     if g == "install":
-        objs = Matcher()
+        objs = matcher(["dependency", "package", "library", "requirements", "pyproject", "package.json", "lockfile",
+                        "deps", "module"])
     verbs = frozenset(lx.ACTION_VERBS[g])
-    label = " ".join(ws[:6]).lower()
+    obj_word = next((p[0] for p in objs.phrases if p and len(p[0]) > 2), "") if g not in ("install", "migrate") else ""
+    obj_word = {"databas": "the database", "fil": "files", "test": "the tests", "config": "the config",
+                "main": "main", "remot": "the remote", "branch": "branches", "schema": "the schema",
+                "api": "the API", "data": "data files"}.get(obj_word, obj_word)
+    label = _CANON[g].format(obj=obj_word) if obj_word else _CANON_BARE.get(g, _CANON[g].format(obj="things"))
     if mode == "require":
         for key, (lab, results, globs) in lx.REQUIRED_ACTIONS.items():
             if any(tx.stem(w).startswith(key) for w in ws):
-                return ActionRule("require", lab, verbs | frozenset({"run", "execut"}), objs, (), results, globs)
-        return ActionRule("require", label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()), (), ())
-    return ActionRule(mode, label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()))  # type: ignore[arg-type]
+                todo = {"test": "run the tests before handing it back", "lint": "run the linter before you finish",
+                        "format": "run the formatter first", "typ": "run the type checker first",
+                        "changelog": "add a changelog entry", "doc": "update the docs too"}[key]
+                return ActionRule("require", lab, verbs | frozenset({"run", "execut"}), objs, (), results, globs,
+                                  todo=todo)
+        return ActionRule("require", label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()), (), (),
+                          todo=f"make sure you finish with {label}")
+    solo = frozenset({"install"}) if g == "install" else frozenset()
+    return ActionRule(mode, label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()),  # type: ignore[arg-type]
+                      solo_verbs=solo)
 
 
 _ASK_PATTERNS = (
@@ -673,6 +752,13 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
                       else f"keep {ylow} out of it"))
 
 
+_NOGO_RX = (r"(?:^|[.;,]\s*)(?P<np>[\w\-' ]{2,40}?)\s+(?:is|are)\s+(?:a\s+|an\s+|totally\s+|completely\s+)?"
+            r"(?:no-go|no go|off[- ]limits|out of the question|(?:a )?deal-?breakers?|not for (?:me|us)|not my thing|"
+            r"banned|forbidden|out|a hard no|never ok(?:ay)?)\b")
+_KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
+_AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
+                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick)\s+(?:in|at|on|to|with|by|for|into)?\s*"
+                  r"(?P<np>[^.;:!?]+)")
 _AVOID_RX = (r"\b(?:don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
              r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
              r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
@@ -690,11 +776,12 @@ _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remem
                r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|"
                r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
                r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
-_REQ_SYNONYMS = {"cost": ["price", "$", "total", "usd", "eur", "budget"], "price": ["cost", "$", "total"],
+_REQ_SYNONYMS = {"cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
                  "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
                  "duration": ["hour", "minute", "hrs", "mins"], "link": ["http", "www"],
-                 "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly"]}
+                 "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"]}
+_REQ_SYNONYMS = {**_REQ_SYNONYMS, **{tx.stem(k): v for k, v in _REQ_SYNONYMS.items()}}
 _PREFER_HEADS = frozenset(tx.stem(w) for w in (
     "hotel", "flight", "seat", "restaurant", "room", "airline", "train", "car", "tour", "cuisine", "breakfast",
     "dinner", "lunch", "accommodation", "neighborhood", "neighbourhood", "beach", "destination", "transport",
@@ -713,17 +800,23 @@ def _rule_domain(body: str, out: list[Check]) -> None:
     if m:
         p, r = _domain_terms("layover")
         out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
-                          ask="find me a nonstop option"))
+                          ask="find me a nonstop option",
+                          about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
         return
     for m in re.finditer(_DIET_RX, low):
         key = _DIET_MAP.get(m.group("d").replace("  ", " "))
         if key:
             p, r = _domain_terms(key)
             out.append(Forbid(f"{key} items", matcher(p, tuple(r)), where="reply",
-                              ask=f"remember the {m.group('d')} thing"))
-    if out:
-        return
-    for m in re.finditer(_AVOID_RX, body, flags=re.I):
+                              ask=f"stick to {m.group('d')} options"))
+    if re.search(r"\b(don't|do not|never|doesn't|won't) drink\b|\bsober\b|\bteetotal|\bno alcohol\b|"
+                 r"\bavoid alcohol\b|\balcohol-free\b", low):
+        p, r = _domain_terms("alcohol")
+        out.append(Forbid("alcohol", matcher(p, tuple(r)), where="reply", ask="leave out anything with alcohol"))
+    avoid = [*re.finditer(_AVOID_RX, body, flags=re.I), *re.finditer(_KEEP_OUT_RX, body, flags=re.I),
+             *re.finditer(_NOGO_RX, body, flags=re.I),
+             *re.finditer(_AVOID_VERB_RX, body, flags=re.I)]
+    for m in avoid:
         np = _np(m.group("np"))
         if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
             continue
@@ -732,7 +825,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                 continue
             mt = _subject_terms(part)
             if mt is not None:
-                label = " ".join(_content_words(part)[:4]) or part
+                core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
+                                r"when|where)\b", part, maxsplit=1, flags=re.I)[0]
+                label = " ".join(_content_words(core)[:3]) or core
                 out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
     if out:
         return
@@ -751,7 +846,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         groups = []
         for w in cw:
             st = tx.stem(w)
-            extra = _REQ_SYNONYMS.get(st, [])
+            extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
             groups.append(matcher([w] + [e for e in extra if e != "$"],
                                   (r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()))
         out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,

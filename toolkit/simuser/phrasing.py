@@ -39,6 +39,12 @@ def _clean(s: str) -> str:
     return s.rstrip(".")
 
 
+def _lower_first(s: str) -> str:
+    if re.match(r"(I\b|I'|`|\u201c)", s):
+        return s
+    return s[:1].lower() + s[1:]
+
+
 def _sentence(f: Finding, rng: np.random.Generator) -> str:
     ask = _clean(f.ask or "fix that")
     evid = _clean(f.evidence or "that is not how I want it")
@@ -52,7 +58,9 @@ def phrase(findings: list[Finding], rng: np.random.Generator) -> str:
     if not findings:
         raise ValueError("nothing to phrase")
     if len(findings) == 1:
-        body = OPENERS_ONE[int(rng.integers(len(OPENERS_ONE)))] + _sentence(findings[0], rng)
+        opener = OPENERS_ONE[int(rng.integers(len(OPENERS_ONE)))]
+        sent = _sentence(findings[0], rng)
+        body = opener + (_lower_first(sent) if opener.endswith(", ") else sent)
     else:
         parts = [OPENERS_MANY[int(rng.integers(len(OPENERS_MANY)))]]
         use_list = bool(rng.integers(2))
@@ -61,6 +69,6 @@ def phrase(findings: list[Finding], rng: np.random.Generator) -> str:
             if use_list:
                 parts.append(f"\n- {s}")
             else:
-                parts.append(" " + (JOINERS[int(rng.integers(len(JOINERS)))] + s[:1].lower() + s[1:] if i else s))
+                parts.append(" " + (JOINERS[int(rng.integers(len(JOINERS)))] + _lower_first(s) if i else s))
         body = "".join(parts)
     return (body + CLOSERS[int(rng.integers(len(CLOSERS)))]).strip()

@@ -27,7 +27,8 @@ NEGATORS = (
     "skip", "skipped", "skipping", "dislike", "hate", "instead of", "rather than", "free of",
     "none", "nothing", "isn't", "aren't", "wasn't", "shouldn't", "can't", "cannot", "nor",
     "removed", "deleted", "dropped", "excluded", "excluding", "steer clear", "stay away",
-    "except", "non", "zero", "neither", "leave out", "left out", "omit", "omitted",
+    "except", "non", "zero", "neither", "leave out", "left out", "omit", "omitted", "avoids", "skips",
+    "excludes", "lacks", "lacking", "minus",
 )
 _NEG_RE = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in NEGATORS) + r")\b")
 
@@ -124,9 +125,15 @@ def negated_at(text: str, start: int, window: int = 5) -> bool:
     return bool(_NEG_RE.search(tail))
 
 
+_POST_NEG = re.compile(r"^[^.;!?\n]{0,40}?\b(are|is|were|was|got|been|i)\s+(skipped|excluded|avoided|left out|"
+                       r"ruled out|removed|dropped|filtered out|not included|omitted)\b")
+
+
 def free_suffix(text: str, end: int) -> bool:
-    """'gluten-free', 'emoji free': the term is negated by what follows it."""
-    return bool(re.match(r"\s*-?\s*(?:free|less)\b", text[end: end + 8].lower()))
+    """'gluten-free', 'emoji free', '... options are skipped': negated by what follows."""
+    if re.match(r"\s*-?\s*(?:free|less)\b", text[end: end + 8].lower()):
+        return True
+    return bool(_POST_NEG.match(text[end: end + 60].lower()))
 
 
 def find_phrase(text: str, phrase_stems: tuple[str, ...], toks: list[Token] | None = None,

@@ -1,0 +1,65 @@
+"""`prefmem drift` on the shipped schedules and bad input; `prefmem reproduce drift` tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolkit.cli import main
+from toolkit.records import DriftOutput
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "drift"
+
+
+def test_drift_cli_on_shipped_schedules_meets_the_bars(tmp_path):
+    out = tmp_path / "out.jsonl"
+    assert main(["drift", str(FIX / "schedules.jsonl"), "-o", str(out)]) == 0
+    recs = [DriftOutput.model_validate_json(line) for line in out.read_text().splitlines()]
+    gold = json.loads((FIX / "gold.json").read_text())
+    assert len(recs) == sum(g["n_turns"] for g in gold.values())
+    for sid, g in gold.items():
+        mine = [r for r in recs if r.id == sid]
+        assert [r.turn for r in mine] == list(range(1, g["n_turns"] + 1))
+        flags = [r.turn for r in mine if r.changed]
+        if g["kind"] == "stationary":
+            assert flags == [], sid
+        elif g["kind"] == "abrupt":
+            k = g["change_points"][0]
+            assert flags and min(flags) >= k and flags[0] <= k + 2, (sid, flags)
+
+
+def test_drift_cli_bad_input_names_file_line_field(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "turns": [{"user": "hi"}]}\n{"id": "b", "turns": [{"usr": "hi"}]}\n')
+    out = tmp_path / "o.jsonl"
+    assert main(["drift", str(bad), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2 turns.0.usr: unknown field (not allowed)" in err
+    assert not out.exists()
+
+
+def test_drift_cli_parameters(tmp_path):
+    out1, out2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    src = str(FIX / "schedules.jsonl")
+    assert main(["drift", src, "-o", str(out1), "--threshold", "1000"]) == 0
+    assert not any(json.loads(x)["changed"] for x in out1.read_text().splitlines())
+    assert main(["drift", src, "-o", str(out2), "--window", "1", "--fuse", "1.0", "--beta", "0.5"]) == 0
+    assert out1.read_text() != out2.read_text()
+
+
+def test_reproduce_drift_quick_writes_tables(tmp_path):
+    from toolkit.api import reproduce
+
+    res = reproduce("drift", quick=True, out=tmp_path, n_per_kind=1)
+    for name in ("detection", "case_study_table5", "case_study_tables6_7", "ablations_table4",
+                 "sensitivity_lambda_beta", "sensitivity_window_delta", "shipped_schedules"):
+        assert name in res.tables and len(res.tables[name]) > 0
+        assert (tmp_path / "drift" / f"{name}.csv").exists()
+    assert (tmp_path / "drift" / "sensitivity_lambda_beta.png").exists()
+    abl = res.tables["ablations_table4"]
+    assert set(abl["variant"]) == {"Full", "w/o SW", "w/o EMA", "Equal Fusion", "w/o Detection",
+                                   "Single Pref", "Static Pref"}
+    assert abl["paper_mean_f1_bleu"].notna().all()
+    ship = res.tables["shipped_schedules"]
+    assert (ship.loc[ship.kind == "stationary", "false_alarms"] == 0).all()

@@ -1,0 +1,148 @@
+"""The simulated user: explicit state, one correction per unit, determinism, hidden profiles."""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import re
+from pathlib import Path
+
+from toolkit.profiles import Profile, load_profiles
+from toolkit.simuser import Delivery, Feedback, SimulatedUser, UserState
+from toolkit.simuser.delivery import load_deliveries
+
+ROOT = Path(__file__).resolve().parent.parent
+DELIVERIES = ROOT / "fixtures" / "simuser" / "deliveries.jsonl"
+
+
+def _maya() -> Profile:
+    return load_profiles(ROOT / "profiles")["coder-maya"]
+
+
+def _messy() -> Delivery:
+    return next(d for d in load_deliveries(DELIVERIES) if d.id == "code-fix-messy")
+
+
+def _clean() -> Delivery:
+    return next(d for d in load_deliveries(DELIVERIES) if d.id == "code-fix-clean")
+
+
+def test_respond_corrects_violations_and_stays_silent_on_clean_work():
+    user = SimulatedUser(_maya(), seed=0)
+    state = user.init_state()
+    assert state == UserState()
+    fb, state = user.respond(_messy(), state)
+    assert isinstance(fb, Feedback) and fb.strip()
+    tr = state.traces[-1]
+    assert tr.decision == "correct"
+    assert {"ask-before-deps", "no-emoji", "tidy-workspace"} <= set(tr.named)
+    fb2, state = user.respond(_clean(), state)
+    assert fb2 is None
+    assert state.traces[-1].decision == "silent" and state.turn == 2
+
+
+def test_at_most_one_correction_per_scored_unit():
+    user = SimulatedUser(_maya())
+    d = Delivery(task=_messy().task, reply=_messy().reply, artifacts=_messy().artifacts, unit="q1")
+    fb, st = user.respond(d, user.init_state())
+    assert fb is not None
+    fb_again, st = user.respond(d, st)
+    assert fb_again is None
+    assert "already corrected" in st.traces[-1].reason
+    other = Delivery(task=d.task, reply=d.reply, artifacts=d.artifacts, unit="q2")
+    assert user.respond(other, st)[0] is not None
+
+
+def test_state_is_not_mutated():
+    user = SimulatedUser(_maya())
+    s0 = user.init_state()
+    _, s1 = user.respond(_messy(), s0)
+    assert s0.turn == 0 and s0.traces == () and s1.turn == 1
+
+
+def test_same_seed_same_text_other_seed_varies():
+    prof = _maya()
+    texts = {}
+    for seed in range(6):
+        texts[seed] = SimulatedUser(prof, seed=seed).judge(_messy()).feedback
+    assert SimulatedUser(prof, seed=3).judge(_messy()).feedback == texts[3]
+    assert len(set(texts.values())) >= 3
+
+
+def test_nothing_delivered_means_silence():
+    tr = SimulatedUser(_maya()).judge(Delivery(task="Fix the bug.", reply=""))
+    assert tr.decision == "silent" and tr.reason == "nothing was delivered"
+
+
+def test_judgement_only_preference_is_silent_with_reason():
+    prof = Profile(id="u", preferences=[{"id": "p", "text": "Be thoughtful about naming."}])
+    tr = SimulatedUser(prof).judge(Delivery(task="t", reply="Done."))
+    assert tr.decision == "silent"
+    assert tr.judgements[0].verdict == "unknown"
+    assert "could not judge p" in tr.reason
+
+
+def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    w = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+
+
+def test_hidden_boundary_no_profile_field_crosses():
+    """What the agent receives is a plain string; no profile id, text, condition or persona is in it."""
+    profiles = load_profiles(ROOT / "profiles")
+    deliveries = load_deliveries(DELIVERIES)
+    sent = 0
+    for prof in profiles.values():
+        user = SimulatedUser(prof, seed=1)
+        st = user.init_state()
+        for d in deliveries:
+            fb, st = user.respond(d, st)
+            if fb is None:
+                continue
+            sent += 1
+            assert type(fb) is Feedback and isinstance(fb, str)
+            assert not hasattr(fb, "__dict__") and Feedback.__slots__ == ()
+            assert pickle.loads(pickle.dumps(fb)) == str(fb)
+            # nothing reachable from the object except the characters themselves
+            assert all(isinstance(r, type) for r in gc.get_referents(fb))
+            low = fb.lower()
+            assert prof.id.lower() not in low
+            for p in prof.preferences:
+                if re.search(r"[-_\d]", p.id):  # identifier-like ids never appear (plain words may)
+                    assert not re.search(r"\b" + re.escape(p.id.lower()) + r"\b", low), (p.id, fb)
+                for field in (p.text, p.applies_when, p.except_when):
+                    if field:
+                        assert not (_ngrams(field, 6) & _ngrams(fb, 6)), (field, fb)
+            if prof.persona:
+                assert not (_ngrams(prof.persona, 5) & _ngrams(fb, 5))
+    assert sent >= 8
+    assert "persona" not in repr(SimulatedUser(next(iter(profiles.values()))))
+
+
+def test_exceptions_and_conditions_are_honoured():
+    prof = Profile(id="u", preferences=[
+        {"id": "short", "text": "Keep replies under 40 words.", "except_when": "I ask for a detailed explanation"},
+        {"id": "hints", "text": "Add type hints to functions.", "applies_when": "writing Python"},
+    ])
+    long_reply = " ".join(["word"] * 60) + "."
+    user = SimulatedUser(prof)
+    tr = user.judge(Delivery(task="Give me a detailed explanation of the cache.", reply=long_reply))
+    assert tr.decision == "silent"
+    tr = user.judge(Delivery(task="Summarise the cache.", reply=long_reply))
+    assert tr.named == ("short",)
+    js = "function add(a, b) { return a + b; }\n"
+    tr = user.judge(Delivery(task="Add an add helper in utils.js", reply="Added it.", artifacts={"utils.js": js}))
+    assert "hints" not in tr.named
+    py = "def add(a, b):\n    return a + b\n"
+    tr = user.judge(Delivery(task="Add an add helper", reply="Added it.", artifacts={"utils.py": py}))
+    assert tr.named == ("hints",)
+
+
+def test_task_internal_wish_is_not_a_violation():
+    prof = Profile(id="u", preferences=[{"id": "veg", "text": "I avoid steakhouses."}])
+    user = SimulatedUser(prof)
+    d = Delivery(task="My client insists on a steakhouse for the team dinner; book one.",
+                 reply="Booked Hawksmoor, the steakhouse on Air Street, for 8 at 19:30.")
+    assert user.judge(d).decision == "silent"
+    d2 = Delivery(task="Book a team dinner.", reply="Booked Hawksmoor, the steakhouse on Air Street.")
+    assert user.judge(d2).named == ("veg",)
