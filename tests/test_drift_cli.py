@@ -63,3 +63,35 @@ def test_reproduce_drift_quick_writes_tables(tmp_path):
     assert abl["paper_mean_f1_bleu"].notna().all()
     ship = res.tables["shipped_schedules"]
     assert (ship.loc[ship.kind == "stationary", "false_alarms"] == 0).all()
+
+
+def test_llm_extraction_in_the_diagnostic_is_logged_for_resume(llm_env, tmp_path):
+    from llm_server import Reply
+
+    from toolkit.diagnostics.drift import _observe
+    from toolkit.llm import Gateway
+    from toolkit.records import DriftInput, Turn
+    from toolkit.runs import RunContext
+
+    good = {"tone": {"humorous": 0.7, "gentle": 0.1, "neutral": 0.1, "serious": 0.1},
+            "emotion": {"joy": 0.6, "neutral": 0.4, "focused": 0.0, "frustrated": 0.0, "anxious": 0.0},
+            "density": 0.2, "formality": 0.1}
+    llm_env.handler = lambda req: Reply(json.dumps(good) if "odd" not in json.dumps(req) else "nope")
+    ctx = RunContext(out_dir=tmp_path / "run", models=["openai-api/local/test"],
+                     gateway=Gateway(cache_dir=str(tmp_path / "c")))
+    ctx.prepare()
+    dialogues = [DriftInput(id="a", turns=[Turn(user="lol hi"), Turn(user="an odd one")])]
+    obs, unknown = _observe(ctx, "extract-test", dialogues, ctx.chat_model())
+    assert unknown == 1 and obs[0][1] is None and abs(obs[0][0]["tone"]["humorous"] - 0.7) < 1e-9
+    log = (tmp_path / "run" / "items" / "extract-test.jsonl").read_text().splitlines()
+    assert len(log) == 2 and "drift_extract" in ctx.prompts
+
+
+def test_edge_cases_single_and_empty_turns():
+    from toolkit.drift.tracker import track_records
+    from toolkit.llm import Gateway
+    from toolkit.records import DriftInput, Turn
+
+    out = track_records([DriftInput(id="e", turns=[Turn(user="")]),
+                         DriftInput(id="f", turns=[Turn(user="hi"), Turn(user="")])], Gateway().model("offline"))
+    assert [(o.id, o.turn, o.changed) for o in out] == [("e", 1, []), ("f", 1, []), ("f", 2, [])]

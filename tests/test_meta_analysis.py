@@ -19,7 +19,7 @@ def independent(facts: list[Fact], folds: int, seed: int) -> dict:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict, cross_val_score
     from sklearn.pipeline import make_pipeline
 
     def model():
@@ -31,16 +31,18 @@ def independent(facts: list[Fact], folds: int, seed: int) -> dict:
     out = {}
     for u in sorted(set(who)):
         m = who == u
-        self_auc = None
+        self_auc = oof = None
         if y[m].sum() >= folds and (1 - y[m]).sum() >= folds:
             cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
             self_auc = cross_val_score(model(), list(text[m]), y[m], cv=cv,
                                        scoring="roc_auc").mean()
+            oof = roc_auc_score(y[m], cross_val_predict(model(), list(text[m]), y[m], cv=cv,
+                                                        method="decision_function"))
         louo = None
         if 0 < y[m].sum() < m.sum():
             clf = model().fit(list(text[~m]), y[~m])
             louo = roc_auc_score(y[m], clf.decision_function(list(text[m])))
-        out[u] = (self_auc, louo)
+        out[u] = (self_auc, louo, oof)
     return out
 
 
@@ -54,8 +56,9 @@ def test_matches_plain_sklearn(small):
     ref = independent(small, 5, 7)
     assert [u["user"] for u in rep["users"]] == sorted(ref)
     for row in rep["users"]:
-        s, lo = ref[row["user"]]
+        s, lo, oof = ref[row["user"]]
         assert row["self_auc"] == pytest.approx(s, abs=1e-9)
+        assert row["self_auc_oof"] == pytest.approx(oof, abs=1e-9)
         assert row["louo_auc"] == pytest.approx(lo, abs=1e-9)
     selfs = [ref[u][0] for u in ref]
     assert rep["self_auc_mean"] == pytest.approx(np.mean(selfs), abs=1e-12)
@@ -111,3 +114,32 @@ def test_cli_bad_input_names_file_and_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "toolkit.cli", "meta-analysis", str(src), "--json",
                         str(out)], capture_output=True, text=True)
     assert r.returncode == 1 and "bad.jsonl:1" in r.stderr and not out.exists()
+
+
+def test_locomo_facts_from_an_independent_adapter_match_plain_sklearn(shared_data, tmp_path):
+    """Facts built by a few lines of plain json (not our adapter) go through the CLI's function."""
+    import re
+
+    facts = []
+    for conv in json.loads((shared_data / "locomo10.json").read_text())[:3]:  # 6 users: fast
+        ev = {d for q in conv["qa"] for e in q.get("evidence", [])
+              for d in re.findall(r"D\d+:\d+", str(e))}
+        for key, per in conv["observation"].items():
+            s = int(key.split("_")[1])
+            for spk, items in per.items():
+                for j, (text, dia) in enumerate(items):
+                    used = bool(set(re.findall(r"D\d+:\d+", str(dia))) & ev)
+                    facts.append(Fact(user=f"{conv['sample_id']}/{spk}", fact_id=f"{key}/{spk}/{j}",
+                                      session=s, text=text, hits=[99] if used else []))
+    src = tmp_path / "locomo_facts.jsonl"
+    write_jsonl(facts, src)
+    from toolkit.datasets.jsonl import read_jsonl
+
+    rep = meta_analysis(read_jsonl(src, Fact), folds=5, seed=0)
+    ref = independent(facts, 5, 0)
+    assert len(rep["users"]) == 6
+    for row in rep["users"]:
+        s, lo, _ = ref[row["user"]]
+        assert row["self_auc"] == pytest.approx(s, abs=1e-9)
+        assert row["louo_auc"] == pytest.approx(lo, abs=1e-9)
+    assert rep["louo_auc_mean"] == pytest.approx(np.mean([v[1] for v in ref.values()]), abs=1e-12)

@@ -25,6 +25,9 @@ _EXPORTS: dict[str, str] = {
     # metrics
     "confusion": "toolkit.metrics", "bootstrap_ci": "toolkit.metrics", "wilson_ci": "toolkit.metrics",
     "mean_std": "toolkit.metrics", "micro_macro": "toolkit.metrics",
+    # simulated users (issue 3)
+    "SimulatedUser": "toolkit.simuser", "Delivery": "toolkit.simuser", "Feedback": "toolkit.simuser",
+    "Trace": "toolkit.simuser",
     # preference drift tracking, PAMU (issue 8)
     "track_records": "toolkit.drift.tracker", "TrackerConfig": "toolkit.drift.tracker",
     "DriftingUser": "toolkit.drift.users", "plot_tracking": "toolkit.drift.explorer",
@@ -36,6 +39,14 @@ _EXPORTS: dict[str, str] = {
     # correction admission (issue 4)
     "parse_cues": "toolkit.rules.cues", "admit_text": "toolkit.rules.admission",
     "admission_explorer": "toolkit.rules.admission_widget",
+    # rule library and resolution (issue 5)
+    "RuleLibrary": "toolkit.rules.library", "LibraryRule": "toolkit.rules.library",
+    "LibraryVersion": "toolkit.rules.library", "resolve_records": "toolkit.rules.resolution",
+    "resolve": "toolkit.rules.resolution", "load_resolution_cases": "toolkit.rules.resolution_eval",
+    "grow_library": "toolkit.rules.distractors", "run_longrun": "toolkit.rules.longrun",
+    "simulate_longrun": "toolkit.rules.longrun", "Rule": "toolkit.records",
+    "ResolutionInput": "toolkit.records",
+    "version_viewer": "toolkit.rules.library_widget",
 }
 
 __all__ = sorted(_EXPORTS)

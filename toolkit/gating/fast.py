@@ -74,9 +74,22 @@ def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
     if grid.feedback not in ("wait", "running"):
         raise ValueError(f"feedback {grid.feedback!r}: use 'wait' or 'running'")
     running = grid.feedback == "running"
+    if np.any(np.diff(grid.m) < 0):  # group configurations by window: run sorted, then unsort
+        perm = np.argsort(grid.m, kind="stable")
+        inv = np.argsort(perm)
+        sub = UCBGrid(grid.budget[perm], grid.lam[perm], grid.alpha[perm], grid.tau[perm],
+                      grid.m[perm], grid.kappa[perm],
+                      None if grid.mu_prior is None else np.asarray(grid.mu_prior)[perm],
+                      feedback=grid.feedback)
+        ep = fast_ucb(stream, X, sub, return_index=return_index)
+        return FastEpisodes(ep.added[inv], ep.kept[inv], ep.total,
+                            None if ep.index is None else ep.index[inv])
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     C = len(grid)
+    groups = [(int(mv), int(i0), int(i1)) for mv, i0, i1 in zip(
+        *np.unique(grid.m, return_index=True),
+        list(np.unique(grid.m, return_index=True)[1][1:]) + [C], strict=True)]
     sess = stream.sessions
     first = stream.first_hit
     delay = stream.delays
@@ -112,15 +125,14 @@ def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
             flipped[:, J] |= ok
         prev = t
         if not running:  # windows that closed: the censored label joins the ridge system
-            ends = np.searchsorted(sess, t - m, side="right")
-            lo, hi = int(ptr.min()), int(ends.max())
-            if hi > lo:
-                rr = np.arange(lo, hi)
-                new = (rr[None, :] >= ptr[:, None]) & (rr[None, :] < ends[:, None]) & added[:, rr]
-                Nw = new.astype(np.float64)
-                V += (Nw @ XX[lo:hi]).reshape(C, d, d)
-                b += (Nw * flipped[:, rr]) @ X[rr]
-            ptr = np.maximum(ptr, ends)
+            for mv, i0, i1 in groups:  # configurations sharing m close the same facts
+                end = int(np.searchsorted(sess, t - mv, side="right"))
+                lo = int(ptr[i0])
+                if end > lo:
+                    Nw = added[i0:i1, lo:end].astype(np.float64)
+                    V[i0:i1] += (Nw @ XX[lo:end]).reshape(i1 - i0, d, d)
+                    b[i0:i1] += (Nw * flipped[i0:i1, lo:end]) @ X[lo:end]
+                    ptr[i0:i1] = end
         Xs = X[a:z]
         # one batched solve gives theta = V^-1 b and V^-1 x for the session's facts
         rhs = np.concatenate([b[:, :, None], np.broadcast_to(Xs.T, (C, d, z - a))], axis=2)

@@ -20,7 +20,8 @@ can reproduce every number:
 * ``self_auc_mean/std`` and ``louo_auc_mean/std``: mean and sample std (``ddof=1``) over
   the users whose value is not null; ``gap = self_auc_mean - louo_auc_mean``.
   ``gap_paired`` (extra) is the mean of per-user differences over users with both values,
-  with a 95% percentile bootstrap CI over users.
+  with a 95% percentile bootstrap CI over users. Each user row also carries
+  ``self_auc_oof`` (extra): one AUC over the pooled out-of-fold scores of the same folds.
 """
 
 from __future__ import annotations
@@ -54,16 +55,19 @@ def _model():
     return make_pipeline(TfidfVectorizer(), LogisticRegression(C=1.0, max_iter=1000))
 
 
-def _self_auc(texts: list[str], y: np.ndarray, folds: int, seed: int) -> float:
+def _self_auc(texts: list[str], y: np.ndarray, folds: int, seed: int) -> tuple[float, float]:
+    """Mean of the fold AUCs (the reported Self AUC) and the AUC of pooled out-of-fold scores."""
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
     aucs = []
+    oof = np.zeros(len(y))
     cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for tr, te in cv.split(np.zeros(len(y)), y):
         m = _model().fit([texts[i] for i in tr], y[tr])
-        aucs.append(roc_auc_score(y[te], m.decision_function([texts[i] for i in te])))
-    return float(np.mean(aucs))
+        oof[te] = m.decision_function([texts[i] for i in te])
+        aucs.append(roc_auc_score(y[te], oof[te]))
+    return float(np.mean(aucs)), float(roc_auc_score(y, oof))
 
 
 def _group(facts: list[Fact]) -> dict[str, list[Fact]]:
@@ -109,9 +113,9 @@ def _meta_analysis(facts: list[Fact], *, folds: int, seed: int) -> dict:
         n_used = int(y.sum())
         n_unused = len(y) - n_used
         row: dict[str, Any] = {"user": user, "n_facts": len(fs), "n_used": n_used,
-                               "self_auc": None, "louo_auc": None}
+                               "self_auc": None, "louo_auc": None, "self_auc_oof": None}
         if n_used >= folds and n_unused >= folds:
-            row["self_auc"] = _self_auc(texts, y, folds, seed)
+            row["self_auc"], row["self_auc_oof"] = _self_auc(texts, y, folds, seed)
         else:
             skipped.append({"user": user, "regime": "self",
                             "reason": f"{n_used} used / {n_unused} unused facts; "

@@ -56,6 +56,13 @@ _NON_SIGNAL = re.compile(
     r"(?i)^\s*(?:thanks?(?: you)?|thank you|ok(?:ay)?|great|cool|nice|perfect|got it|sounds good|"
     r"looks good|lgtm|yes|no|sure|done|hi|hello|hey)[\s.!]*$"
 )
+# a polite request or suggestion voiced as a question still directs the agent
+_REQUEST_Q = re.compile(
+    r"(?i)^\W*(?:(?:hey|ok(?:ay)?|so|and|also|btw|please|pls)\b[\s,]*)*(?:(?:can|could|would|"
+    r"will)(?:n'?t)? (?:you|u|ya)|would you mind|mind|why (?:don'?t|not|won'?t) you|how about|"
+    r"what about|shall (?:we|you)|please)\b"
+)
+_QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
 _CONTENT_STOP = frozenset(
     "do doing did don't dont that this it those these them again the a an same please so you "
@@ -114,9 +121,24 @@ def detect_signal(text: str) -> bool:
     if _NON_SIGNAL.match(text):
         return False
     c = parse_cues(text)
+    if is_information_question(text) and not (c.friction or c.retraction):
+        return False
     if c.lasting or c.temporary or c.vague or c.friction or c.retraction or c.preference or c.scope:
         return True
     return bool(_SIGNAL.search(text))
+
+
+def is_information_question(text: str) -> bool:
+    """Whether every sentence is a question that asks for information, not a request.
+
+    "Why is CI always so slow?" or "Which version are we on in this repo?" carry no
+    correction; "Can you always add tests?" (a request) and friction questions ("how many
+    times ...?") are left to the grammar.
+    """
+    parts = [x.strip() for x in _QUESTION_SPLIT.split(text.strip()) if x.strip(" .!?")]
+    if not parts or not all(x.endswith("?") for x in parts):
+        return False
+    return not any(_REQUEST_Q.match(x) for x in parts)
 
 
 def _content_words(s: str | None) -> list[str]:

@@ -29,7 +29,7 @@ _TASK_NOUNS = (
 )
 _PROJECT_NOUNS = (
     r"(?:project|repo|repository|codebase|code base|code-base|monorepo|mono-repo|workspace|"
-    r"service|package|library|app|application)"
+    r"service|package|library|app|application|crate)"
 )
 
 _LASTING = [
@@ -48,7 +48,7 @@ _LASTING = [
     r"(?:tasks?|changes?|commits?|prs?|pull requests?|projects?|repos?|repositories|sessions?|work|"
     r"code|codebases?)\b",
     r"\bremember (?:to|that|this)\b", r"\bkeep in mind\b", r"\bdon'?t forget (?:to|that)\b",
-    r"\bmake (?:it|this|that) a (?:habit|rule|default)\b", r"\bthe rule is\b",
+    r"\bmake (?:it|this|that) a (?:habit|rule|default)\b", r"\b(?:make|get (?:in|into)|be in) (?:a|the) habit of\b", r"\bhabitually\b", r"\bthe rule is\b",
     r"\bI (?:always|never) want\b", r"\bnext time\b", r"\bfrom today\b", r"\bevery(?:thing)? you\b",
     r"\bas a standard\b", r"\bstandard practice\b", r"\bfrom here on\b", r"\bpermanent(?:ly)?\b",
     r"\b(?:standing|general|lasting|blanket|house) (?:rule|instruction|policy|preference|convention)\b",
@@ -78,13 +78,18 @@ _FRICTION = [
     r"\byou (?:forgot|missed|ignored|skipped|did|left|broke|used|added) (?:\w+ ){0,4}again\b", r"\btime (?:I'?m|I am|I've|I have|that I'?ve) (?:telling|asking|"
     r"saying|reminding|told|asked|said|reminded|mentioned)\b", r"\bwhy do you (?:keep|always)\b",
     r"\bI (?:already|previously) (?:told|asked|said)\b",
+    r"\b(?:this is|that'?s|it'?s|this'?s)(?: \w+)? (?:(?:the|my|your) )?(?:second|third|fourth|fifth|"
+    r"sixth|tenth|\d+(?:st|nd|rd|th)|nth|umpteenth|hundredth|millionth|thousandth|same) time\b",
+    r"\b(?:told|asked|said|mentioned|reminded|explained|corrected)(?: you)?(?: this| that| it)?"
+    r"(?: \w+){0,3}? (?:times|(?:a )?(?:bunch|lot|ton|dozen|hundred) (?:of )?times)\b",
+    r"\bagain with (?:the|this|that|these|those)\b", r"\b(?:so|too) many times\b",
 ]
 _TEMPORARY = [
     r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
     r"\bfor now\b", r"\bfor the (?:moment|time being|time)\b(?! being\w)", r"\bright now\b",
     r"\btemporarily\b", r"(?<!from )\b(?:just |only )?today\b(?! on\b)", r"\bthis (?:week|sprint|iteration)\b", r"\b(?:a|as a) temporary (?:exception|measure|thing|fix|workaround|"
-    r"change|hack)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"\bjust here\b",
-    r"\bonly here\b", r"\bjust for now\b", r"\bin this (?:one |particular )?(?:instance|case)\b",
+    r"change|hack)\b", r"\bfor today\b", r"\bthis (?:one )?round\b", r"(?<!not )\bjust here\b",
+    r"(?<!not )\bonly here\b", r"\bjust for now\b", r"\bin this (?:one |particular )?(?:instance|case)\b",
     r"\b(?:for|in|on|with|within|to|during) (?:this|the current|the present|this particular|"
     r"this one|this specific) " + _TASK_NOUNS + r"\b(?: (?:only|alone))?",
     r"\bthis " + _TASK_NOUNS + r" (?:only|alone)\b",
@@ -100,7 +105,8 @@ _VAGUE = [
     r"sounds) (?:right|appropriate|useful|helpful|good|sensible|reasonable|needed|necessary|"
     r"worth(?:while)?|relevant|fitting|ok|okay|like a good idea)\b",
     r"\bif (?:it|that|this) (?:makes sense|seems|feels|looks|sounds)\b",
-    r"\bwhen(?:ever)? (?:it|that|this) makes sense\b", r"\bwhere (?:it|that|this) makes sense\b",
+    r"\bwhen(?:ever)? (?:it|that|this) makes sense\b", r"\bwhere(?:ver)? (?:it|that|this) (?:seems|feels|looks|sounds|is) (?:\w+ )?(?:useful|helpful|"
+    r"right|appropriate|sensible|reasonable|needed|necessary|worth(?:while| it)?|relevant|fitting)\b", r"\bin (?:some|certain|a few|various) (?:places|spots)\b", r"\bwhere (?:it|that|this) makes sense\b",
     r"\b(?:when|where|if|as) (?:appropriate|needed|necessary|relevant|suitable|sensible|"
     r"warranted|useful|helpful|applicable|fitting|reasonable|it fits)\b",
     r"\bwhere(?:ver)? (?:appropriate|needed|relevant|useful|helpful|sensible|possible|it helps|"
@@ -175,18 +181,28 @@ _PROJECT_SCOPE = [
     r"\b(?:in|for|across|within|throughout|on|to) (?:this|our|my) (?:current |whole |entire )?"
     + _PROJECT_NOUNS + r"\b(?!-wide)(?: only)?",
     r"\b(?:in|for|across|within|throughout|on) (?:the |our |my )?(?!(?:this|that|a|an|same|every|"
-    r"each|any|all|other|new)\b)(?:[\w.\-/]+ ){0,2}(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
+    r"each|any|all|other|new)\b)(?:[\w.\-/]*[\w\-/] ){0,2}(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
     r" (?:project|repo|repository|codebase|monorepo|service|package|app)\b",
     r"\b(?:in|for|across|within|throughout|on) (?:the )?(?:project|repo|repository|codebase) "
     r"(?P<name2>`?[A-Za-z0-9_][\w.\-/]*`?)",
     r"\b(?:project|repo|repository|codebase)[- ]wide\b", r"\bthis " + _PROJECT_NOUNS + r"'s\b",
     r"\b(?:this|our) (?:project|repo|repository|codebase)\b",
     r"(?:^|(?<=[.!?]\s))(?:our|the|this) (?:[\w.-]+ ){0,2}(?:codebase|repo|repository|project|"
-    r"monorepo)(?= (?:uses|is|has|follows|targets|runs|needs|requires|relies|prefers|sticks)\b)",
+    r"monorepo|service|app|crate)(?= (?:(?:only|always|never|already|now|still|generally|"
+    r"strictly|does(?:n'?t| not)) )?(?:uses?|is|has|follows?|targets?|runs?|needs?|requires?|"
+    r"relies|prefers?|sticks?|enforces?|mandates?|expects?|standardi[sz]es?|bans?|forbids?|"
+    r"disallows?|avoids?|adheres?|conforms?|pins?|vendors?|should(?:n'?t)?|must(?:n'?t)?|"
+    r"can(?:'?t|not)|won'?t|ha(?:ve|s) to|is(?:n'?t)? supposed to|allows?)\b)",
+    r"\b(?:repo|repository|project|codebase|monorepo|code ?base)(?:'s)? (?:conventions?|rules?|"
+    r"polic(?:y|ies)|standards?|guidelines?|style|norms?|practice)\b",
 ]
 _GLOBAL_SCOPE = [
-    r"\b(?:in|across|for) (?:all|every|any|each) (?:(?:of )?(?:my|our|your|the) )?(?:projects?|repos?|"
-    r"repositories|codebases?)\b", r"\beverywhere\b", r"\bno matter (?:the|which|what) (?:project|"
+    r"\b(?:in|across|for|on|to) (?:all|every|any|each) (?:(?:of )?(?:my|our|your|the) )?(?:projects?|"
+    r"repos?|repositories|codebases?)\b",
+    r"(?:^|(?<=[.!?;:,]\s))(?:all|every|each|any) (?:(?:of )?(?:my|our|your|the) )?(?:projects?|repos?|"
+    r"repositories|codebases?)\b(?= *(?:[.!?;,]|$|too\b|as well\b))",
+    r"\b(?:not|isn'?t|aren'?t) (?:just|only) (?:for |in )?(?:this|that|the current|one) "
+    r"(?:project|repo|repository|codebase)\b", r"\beverywhere\b", r"\bno matter (?:the|which|what) (?:project|"
     r"repo|codebase)\b", r"\bregardless of (?:the )?(?:project|repo|codebase)\b", r"\bglobally\b",
 ]
 # clause openers that introduce an activating condition (the rule fires only then)
@@ -327,17 +343,62 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
+# imperative verbs that open the main clause after a comma-less fronted condition
+# ("when you add strings to the UI put them in the catalogue"); nouns-that-are-verbs left out
+_MAIN_VERB = re.compile(
+    r"\s(?:always|never|please|also|don'?t|do not|make sure|be sure|(?:use|add|put|make|write|"
+    r"keep|avoid|update|regenerate|mention|include|prefer|pin|create|wrap|bump|ask|tell|split|"
+    r"raise|remove|delete|rename|move|flag|leave|stick|follow|rebuild|re-?run|generate|refresh|"
+    r"notify|verify|confirm|validate|annotate|explain|describe|extract|refactor|handle|replace|"
+    r"convert|squash|rebase|document|run|open|ping|double-check|bump)\b)", _F)
+_SUBJECTS = frozenset("you we i they it to and or should must will can would could also not "
+                      "test dry ci build the a an each every first last next".split())
+_FRONT_LEADS = re.compile(r"^(?:(?:ok(?:ay)?|so|also|and|hey|please|pls|btw|fyi|note|oh|"
+                          r"one more thing|rule|new rule|tip)\b[\s,:;!.-]*)*$", _F)
+
+
+def _is_fronted(text: str, pos: int, scoped: list[Span]) -> bool:
+    """Whether ``pos`` opens its sentence (after at most lead-ins and scope/duration phrases)."""
+    start = max(text.rfind(ch, 0, pos) for ch in ".!?;:\n") + 1
+    prefix = list(text[start:pos])
+    for s in scoped:
+        for i in range(max(s.start, start), min(s.end, pos)):
+            prefix[i - start] = " "
+    return bool(_FRONT_LEADS.match("".join(prefix).strip(" ,-\"'(")))
+
+
+def _fronted_clause_end(text: str, start: int, end: int) -> int:
+    """Cut a comma-less fronted condition where the imperative main clause begins."""
+    for m in _MAIN_VERB.finditer(text, start, end):
+        before = re.findall(r"[\w'/-]+", text[start:m.start()])
+        if len(before) >= 2 and before[-1].lower() not in _SUBJECTS:
+            return m.start()
+    return end
+
+
 def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | None:
-    """The activating clause: a when/if/whenever... clause or a file-type restriction."""
+    """The activating clause: a when/if/whenever... clause or a file-type restriction.
+
+    A fronted ``before/after`` clause ("Before you push, run the checks") is a trigger too; a
+    trailing one ("run the checks before you push") is the behaviour's own timing.
+    """
     def inside_blocked(i: int) -> bool:
         return any(b.start <= i < b.end for b in blocked)
 
-    opener = re.compile(r"(?:^|(?<=[\s,;:(]))" + _CONDITION_OPENERS + r"\b", _F)
+    scoped = [b for b in blocked if b.kind == "project"] + list(lasting)
+    opener = re.compile(r"(?:^|(?<=[\s,;:(]))(?:" + _CONDITION_OPENERS
+                        + r"|before|after|prior to)\b", _F)
     for m in opener.finditer(text):
         if inside_blocked(m.start()):
             continue
         word = m.group(0).lower()
         rest = text[m.end():]
+        fronted = _is_fronted(text, m.start(), scoped)
+        if word in {"before", "after", "prior to"} and (
+                not fronted or any(s.start <= m.start() < s.end for s in lasting)
+                or not re.match(r"\s+\w", rest)
+                or re.match(r"\s+(?:that|this|then|which|all|the fact|now|lunch|today)\b", rest, _F)):
+            continue
         # "once" as a count ("just once") and "if" inside "if you want" hedges are not activations
         if word == "once" and not re.match(r"\s+(?:you|we|a|an|the|it|there|any)\b", rest, _F):
             continue
@@ -348,6 +409,8 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
         if word in {"when", "whenever", "if"} and re.match(r"\s+(?:possible|in doubt)\b", rest, _F):
             continue
         end = _clause_end(text, m.end())
+        if fronted and not re.match(r"[,;:\-\u2013\u2014]|\s[-\u2013\u2014]", text[end:end + 2]):
+            end = _fronted_clause_end(text, m.end(), end)
         a, b = _strip_span(text, m.start(), end)
         if b - a > len(word) + 2:
             return Span("condition", a, b, text[a:b])
@@ -475,6 +538,9 @@ def parse_cues(text: str) -> Cues:
     deictic = _finditer(_DEICTIC, text, "deictic")
     project = _scope_giving(text, project, bool(deictic))
     explicit_global = _finditer(_GLOBAL_SCOPE, text, "global")
+    # an explicit "every project" / "not just this repo" overrides a project noun inside it
+    project = [p for p in project if not any(g.start < p.end and p.start < g.end
+                                             for g in explicit_global)]
     # "this task" style spans that are really project nouns are handled by the project grammar;
     # a temporary span fully inside a project span is not temporary ("for this service's PRs")
     temporary = [t for t in temporary

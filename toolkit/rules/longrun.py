@@ -206,6 +206,12 @@ def append_only(record: ResolutionInput) -> list[Change]:
 def run_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int = 0,
                 method: str = "resolver") -> pd.DataFrame:
     """Play the script against a library maintained by ``method`` (resolver | append-only)."""
+    return simulate_longrun(model, sessions=sessions, seed=seed, method=method)[0]
+
+
+def simulate_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int = 0,
+                     method: str = "resolver") -> tuple[pd.DataFrame, RuleLibrary]:
+    """:func:`run_longrun`, also returning the library with all its versions."""
     events = script(sessions, seed)
     lib = RuleLibrary()
     origin: dict[str, tuple[str, int | None]] = {}
@@ -229,4 +235,4 @@ def run_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int = 0,
             lib.apply(changes, source=cid, note=ev.kind)
         rows.append({"method": method, "session": ev.session, "event": ev.kind, "topic": ev.topic,
                      "correction": ev.text, **score_library(lib.latest, state, origin)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), lib

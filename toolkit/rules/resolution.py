@@ -225,11 +225,16 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
             rule = best[1]  # "drop the rule about X" names the rule's topic, not its wording
         return ([Proposal("retract", rule.id, q)] if rule else []), ambiguous
     if not cues.directive:
+        if rule is not None and cues.restatement:
+            return [Proposal("reuse", rule.id, q)], ambiguous  # "Ugh, X again." is a restatement
         return [], False
     if rule is None:
         return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
                          conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
     if cues.exceptions and _new_applicability(cues, rule) and not cues.replacement:
+        return [_revision(cues, rule, q)], ambiguous
+    if cues.widen and not cues.replacement and not _conflicts(cues.text, rule.behavior):
+        # "X too, not just Y": the same requirement reaches further
         return [_revision(cues, rule, q)], ambiguous
     flipped = (_negated(cues.behavior) != _negated(rule.behavior) and best[0] >= MATCH
                and not cues.restatement and not cues.exceptions and not cues.conditions
@@ -359,7 +364,9 @@ def resolve_offline(record: ResolutionInput, *, index: RuleIndex | None = None,
             res.candidates.extend(r.id for r in more if r.id not in res.candidates)
             out, _ = _decide(cues, pool, extra, w)
         prev = [p for p in props if p.target is not None and p.op in ("reuse", "revise")]
-        if prev and _is_referential(cues) and all(p.op == "add" for p in out) and out:
+        elaborates = _is_referential(cues) or (len(content_stems(cues.behavior)) <= 2
+                                               and not cues.lasting)
+        if prev and elaborates and all(p.op == "add" for p in out) and out:
             # "Keep it under 72": the pronoun points at the rule the message is already about
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out, _ = _decide(cues, [tgt], tgt.behavior, w)

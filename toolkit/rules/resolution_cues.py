@@ -64,6 +64,8 @@ PHRASES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\bline[- ](length|limit|width)s?\b"), "line-width"),
     (re.compile(r"\btype[- ]check(er|ers|ing)?\b"), "typechecker"),
     (re.compile(r"\bcode review(s)?\b"), "code-review"),
+    (re.compile(r"\bpull[- ]requests?\b"), "pr"),
+    (re.compile(r"\bmerge[- ]requests?\b"), "mr"),
 )
 
 
@@ -101,9 +103,9 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                   ("prose", "paragraph", "paragraphs", "narrative")),
     "asking": (("ask", "confirm", "confirmation", "check", "permission"),
                ("proceed", "autonomously", "without")),
-    "comments": (("comment", "comments", "docstring", "docstrings", "annotate"), ()),
+    "comments": (("comment", "comments", "docstring", "docstrings"), ()),
     "testing": (("test", "tests", "testing", "unit", "coverage", "spec", "specs"), ()),
-    "types": (("type", "types", "typed", "typing", "hint", "hints", "annotation",
+    "types": (("type", "types", "typed", "typing", "hint", "hints", "annotation", "annotate",
                "annotations", "mypy", "strict"), ()),
     "deps": (("dependency", "dependencies", "package", "packages", "library", "libraries",
               "install", "deps", "third-party"), ()),
@@ -311,8 +313,12 @@ EXCEPTION = _P(r"\b(except( for| when| in| on| if)?|unless|apart from|other than
                r"(on|for|in|when|if|with|inside|under)|"
                r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
                r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
-               r"doesn't apply to|does not apply to|no need (for|in|on|when))\b[^.;!?]*")
-CONTRAST = _P(r"\b(instead|rather|over|not \w+(,| but)|, use|but use|in place of|versus|vs)\b")
+               r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
+               r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
+               r"inside|during) )\b[^.;!?]*")
+WIDEN = _P(r"\b(not just|not only|(as well|too)(?=\s*([,.;!?]|$|from|going))|also (for|to|in|on)|in addition to|including|"
+           r"extend (it|this|that|the rule) to|applies to \w+ as well)\b")
+CONTRAST = _P(r"(\b(instead|rather|over|not \w+(,| but)|but use|in place of|versus|vs)\b|, (use|not) \w)")
 NEGATION = _P(r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|skip|"
               r"shouldn't|should not|mustn't|must not|can't|cannot|won't|no more)\b")
 DIRECTIVE = _P(r"\b(use|keep|add|write|put|make|run|avoid|stop|start|always|never|don't|"
@@ -339,6 +345,7 @@ class SegmentCues:
     conditions: tuple[str, ...] = ()
     exceptions: tuple[str, ...] = ()
     directive: bool = False
+    widen: bool = False
     behavior: str = ""
     quotes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -415,7 +422,9 @@ def segment_cues(text: str) -> SegmentCues:
         retraction=bool(RETRACT.search(low)), replacement=bool(REPLACE.search(low)),
         restatement=bool(RESTATE.search(low)) or shared.friction, negated=bool(NEGATION.search(behavior.lower())),
         project=proj, global_scope=bool(GLOBAL.search(low)) or shared.explicit_global, conditions=conds, exceptions=excs,
-        directive=bool(DIRECTIVE.search(low)) or bool(concepts(text)), behavior=behavior or text,
+        directive=bool(DIRECTIVE.search(low) or CONTRAST.search(low) or concepts(text) or conds
+                       or excs or proj),
+        widen=bool(WIDEN.search(low)), behavior=behavior or text,
         quotes=(text,),
     )
 

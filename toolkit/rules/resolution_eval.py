@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,10 +28,17 @@ class ResolutionGold(BaseModel):
 
 def load_cases(name: str = "heldout", folder: str | Path | None = None
                ) -> tuple[list[ResolutionInput], dict[str, ResolutionGold]]:
-    """Inputs and gold of ``fixtures/resolution/<name>.jsonl`` (+ ``<name>_gold.jsonl``)."""
+    """Inputs and gold of ``fixtures/resolution/<name>.jsonl``.
+
+    Gold sits apart in ``<name>_gold.jsonl`` (valid resolution-output records); the case
+    categories are in ``categories.json`` (id -> category).
+    """
     base = Path(folder) if folder else fixtures_dir() / "resolution"
     cases = read_jsonl(base / f"{name}.jsonl", ResolutionInput)
-    gold = {g.id: g for g in read_jsonl(base / f"{name}_gold.jsonl", ResolutionGold)}
+    cats_path = base / "categories.json"
+    cats = json.loads(cats_path.read_text(encoding="utf-8")) if cats_path.exists() else {}
+    gold = {g.id: ResolutionGold(id=g.id, updates=g.updates, category=cats.get(g.id, "unspecified"))
+            for g in read_jsonl(base / f"{name}_gold.jsonl", ResolutionOutput)}
     missing = [c.id for c in cases if c.id not in gold]
     if missing:
         raise InputError(f"{base / f'{name}_gold.jsonl'}: no gold for case(s) {', '.join(missing)}")
@@ -51,3 +59,7 @@ def target_correct(pred: ResolutionOutput, gold: ResolutionGold) -> bool:
 def affected(gold: ResolutionGold) -> set[str]:
     """The existing rules a case's intended update touches."""
     return {u.target for u in gold.updates if u.target is not None and u.op != "add"}
+
+
+#: the public name (``toolkit.load_resolution_cases``)
+load_resolution_cases = load_cases

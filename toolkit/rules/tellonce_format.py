@@ -26,6 +26,7 @@ FIELDS: tuple[str, ...] = ("name", "description", "type", "domain", "scope", "co
                            "confidence", "atomic_id", "supersedes", "created", "updated")
 _SCOPE = re.compile(r"^(global|project:[A-Za-z0-9_.\-/]+)$")
 _NULLS = {"", "null", "~", "Null", "NULL"}
+_DEFAULTS: dict[str, object] = {"type": "preference", "domain": "general", "scope": "global"}
 
 
 @dataclass(frozen=True)
@@ -149,10 +150,16 @@ def dumps(rule: TellOnceRule) -> str:
         if parsed.get(key, "\0") == now:
             out.append(raw)
         else:
-            out.append(f"{key}: {_emit(getattr(rule, key))}\n")
+            eol = "\r\n" if raw.endswith("\r\n") else "\n"
+            out.append(f"{key}: {_emit(getattr(rule, key))}{eol}")
+    nl = "\r\n" if rule.head.endswith("\r\n") else "\n"
     for key in FIELDS:
-        if key not in written:
-            out.append(f"{key}: {_emit(getattr(rule, key))}\n")
+        if key in written:
+            continue
+        value = getattr(rule, key)
+        if rule.raw and value == _DEFAULTS.get(key):
+            continue  # a field the file left out, still at its default: keep it out
+        out.append(f"{key}: {_emit(value)}{nl}")
     if not close.endswith("\n") and rule.body:
         close += "\n"
     out.append(close)

@@ -79,6 +79,8 @@ class View:
     def is_code_task(self) -> bool:
         if self.code_files or tx.code_blocks(self.reply):
             return True
+        if re.search(r"`[A-Za-z_][\w.]*(\(\))?`|\b[\w\-/]+\.(py|js|ts|tsx|go|rs|java|rb|sh|sql)\b", self.reply):
+            return True
         return bool(re.search(r"\b(fix|bug|implement|refactor|function|script|endpoint|module|class|"
                               r"test|repo|code|patch|feature|migration|build|lint|api|pr)\b",
                               self.task.lower()))
@@ -235,8 +237,11 @@ class Require(Check):
     about: Matcher | None = None
     min_sentences: int = 0
     ask: str = ""
+    code_only: bool = False
 
     def evaluate(self, view: View) -> Finding:
+        if self.code_only and not view.changes_code:
+            return Finding("not_applicable", "no code change in this delivery", topic=self.label)
         if self.about is not None and not (self.about.find(view.reply) or self.about.find(view.task)):
             return Finding("not_applicable", f"the delivery is not about {self.label}", topic=self.label)
         if len(view.sentences) < self.min_sentences:
@@ -261,9 +266,13 @@ class RequireTerms(Check):
     need: int = 1
     where: str = "reply"
     ask: str = ""
+    about: Matcher | None = None
 
     def evaluate(self, view: View) -> Finding:
-        if len(tx.words(view.prose)) < 12:
+        if self.about is not None and not (self.about.find(view.reply, affirmative=False)
+                                           or self.about.find(view.task, affirmative=False)):
+            return Finding("not_applicable", f"nothing here is about {self.label}", topic=self.label)
+        if len(tx.words(view.prose)) < (6 if self.about is not None else 12):
             return Finding("not_applicable", "a one-line answer, nothing to add there", topic=self.label)
         text = view.region(self.where)
         got = sum(1 for g in self.groups if g.find(text))
@@ -275,6 +284,55 @@ class RequireTerms(Check):
 
     def describe(self) -> str:
         return f"needs {self.label} ({self.where})"
+
+
+@dataclass(frozen=True)
+class MaxItems(Check):
+    """At most ``n`` options (counted as list items, or as mentions of the noun in a prose list)."""
+
+    n: int
+    noun: str
+    about: Matcher | None = None
+
+    def evaluate(self, view: View) -> Finding:
+        if self.about is not None and not (self.about.find(view.reply, affirmative=False)
+                                           or self.about.find(view.task, affirmative=False)):
+            return Finding("not_applicable", f"no {self.noun} options here", topic="options")
+        k = len(tx.bullet_lines(view.reply))
+        if k == 0:
+            return Finding("satisfied", "no list of options", topic="options")
+        if k > self.n:
+            return Finding("violated", f"you gave me {k} of them", f"narrow it down to {self.n} at most", "options")
+        return Finding("satisfied", f"{k} options", topic="options")
+
+    def describe(self) -> str:
+        return f"at most {self.n} {self.noun} options"
+
+
+_COMMIT_RX = (r"\bgit commit[^\n]*?-m\s+[\"']([^\"'\n]+)[\"']", r"\bcommit(?:ted)?(?: it)? (?:as|with(?: the)? message)\s*:?\s*"
+              r"[\"'`\u201c]([^\"'`\u201d\n]+)[\"'`\u201d]", r"\bcommit message\s*:\s*[\"'`\u201c]?([^\"'`\u201d\n]+)")
+
+
+@dataclass(frozen=True)
+class CommitFormat(Check):
+    """Commit messages (as reported in the reply or COMMIT_EDITMSG) must match a pattern."""
+
+    pattern: str
+
+    def evaluate(self, view: View) -> Finding:
+        msgs = [m.group(1).strip() for rx in _COMMIT_RX for m in re.finditer(rx, view.reply, flags=re.I)]
+        msgs += [b.strip().splitlines()[0] for p, b in (view.artifacts or {}).items()
+                 if p.endswith("COMMIT_EDITMSG") and b.strip()]
+        if not msgs:
+            return Finding("not_applicable", "no commit message in this delivery", topic="commit message")
+        bad = [m for m in msgs if not re.match(self.pattern, m)]
+        if bad:
+            return Finding("violated", f"the commit message \u201c{bad[0][:60]}\u201d has the wrong shape",
+                           "reword the commit message in the agreed format (type: summary)", "commit message")
+        return Finding("satisfied", "commit messages fit", topic="commit message")
+
+    def describe(self) -> str:
+        return "commit message format"
 
 
 # -- format ---------------------------------------------------------------------------------
@@ -293,7 +351,7 @@ class ListFormat(Check):
         if self.required and self.steps_only and not _looks_like_steps(view):
             return Finding("not_applicable", "the reply gives no step-by-step instructions", topic=kind)
         if self.required:
-            if len(view.sentences) < self.min_sentences and len(tx.words(view.prose)) < 20:
+            if not self.steps_only and len(view.sentences) < self.min_sentences and len(tx.words(view.prose)) < 20:
                 return Finding("not_applicable", "reply too short to need a list", topic=kind)
             if len(lines) >= (2 if self.numbered else 1):
                 return Finding("satisfied", f"{len(lines)} list items", topic=kind)
@@ -314,10 +372,14 @@ _IMPERATIVE = re.compile(r"^\s*(?:[-*\d.)]+\s*)?(run|install|copy|open|create|ad
 
 
 def _looks_like_steps(view: View) -> bool:
-    """Instructions: several imperative sentences or sequence words (first, then, next, finally)."""
+    """Instructions: several imperative clauses or sequence words (first, then, next, finally)."""
     seq = len(re.findall(r"\b(then|next|after that|afterwards|finally|first|second|third|lastly)\b",
                          view.prose.lower()))
-    imp = sum(1 for s in view.sentences if _IMPERATIVE.match(s))
+    clauses = re.split(r"[,;.:]\s*|\s+(?:and|then|and then)\s+", view.prose)
+    imp = sum(1 for c in clauses if _IMPERATIVE.match(c))
+    if imp >= 1 and re.search(r"^\s*how (do|can|should|would) (i|we|you)\b|\bhow to\b|\bsteps?\b|\bset ?up\b",
+                              view.task.lower()):
+        return True
     lists = len(tx.bullet_lines(view.reply))
     return seq + imp + lists >= 2 and bool(re.search(r"\b(run|install|copy|open|click|set|create|add|move|"
                                                       r"replace|configure|update|start|go)\b", view.prose.lower()))
@@ -485,6 +547,20 @@ IRREGULAR = {"ran": "run", "rewrote": "rewrit", "wrote": "writ", "made": "mak", 
              "overwritten": "overwrit", "removed": "remov", "deleted": "delet", "dropped": "drop"}
 
 
+def _clip(s: str, n: int = 90) -> str:
+    """``s`` on one line, cut at a word boundary."""
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[:n].rsplit(" ", 1)[0] + "..."
+
+
+def _near(s: str, verb: tx.Token, span: tuple[int, int]) -> bool:
+    """The object follows the verb closely, or precedes it in a passive ('tests were updated')."""
+    if span[0] >= verb.end:
+        return len(tx.words(s[verb.end: span[0]])) <= 7
+    between = s[span[1]: verb.start].lower()
+    return len(tx.words(between)) <= 3 and not re.search(r"[;:,]", between) and bool(re.search(r"\b(was|were|been|got|is|are|has|have)\b", between))
+
+
 def _verb_hits(sentence: str, verbs: frozenset[str]) -> list[tx.Token]:
     out = []
     for t in tx.tokens(sentence):
@@ -516,7 +592,8 @@ class ActionRule(Check):
         done = None
         for s in view.sentences + [ln for ln in tx.code_blocks(view.reply)]:
             low = s.lower()
-            obj_ok = not self.objects or bool(self.objects.find(s, affirmative=False))
+            obj_spans = self.objects.find(s, affirmative=False) if self.objects else []
+            obj_ok = not self.objects or bool(obj_spans)
             cmd = any(re.search(c, s, flags=re.I) for c in self.commands)
             vh = _verb_hits(s, self.verbs)
             if not obj_ok and self.solo_verbs:
@@ -532,6 +609,8 @@ class ActionRule(Check):
                                for m in re.finditer(c, s, flags=re.I)):
                 done = done or s
                 continue
+            if self.objects and obj_spans and not self.solo_verbs:
+                vh = [t for t in vh if any(_near(s, t, sp) for sp in obj_spans)]
             for t in vh:
                 past = (t.text.lower().endswith(("ed", "en")) or t.text.lower() in IRREGULAR
                         or re.search(r"\b(have|has|i've|just|went ahead and)\b", low[: t.start].lower()))
@@ -562,7 +641,7 @@ class ActionRule(Check):
         if self.mode == "ask" and asked:
             return Finding("satisfied", "it asked before acting", topic=self.label)
         ask = f"check with me before {self.label}" if self.mode == "ask" else f"stop {self.label} on your own"
-        return Finding("violated", f"you went ahead without asking (\u201c{done.strip()[:90]}\u201d)" if self.mode == "ask" else f"you did it anyway (\u201c{done.strip()[:90]}\u201d)", ask, self.label)
+        return Finding("violated", f"you went ahead without asking (\u201c{_clip(done)}\u201d)" if self.mode == "ask" else f"you did it anyway (\u201c{_clip(done)}\u201d)", ask, self.label)
 
     def describe(self) -> str:
         return f"{self.mode}: {self.label}"

@@ -67,7 +67,6 @@ SYNONYMS = {
     "review": ("review", "pr", "pull request", "feedback on"),
     "feature": ("feature", "add", "implement", "build", "new"),
     "dependency": ("dependency", "package", "library", "install", "requirements"),
-    "migration": ("migration", "schema", "database", "alembic"),
     "script": ("script", ".sh", ".py", "cli"),
     "weekend": ("weekend", "saturday", "sunday", "2-day", "two-day"),
     "analysis": ("analysis", "analyze", "analyse", "dataset", ".csv", ".parquet", "significant",
@@ -75,10 +74,14 @@ SYNONYMS = {
                  "retention", "conversion", "seasonality", "compare", "a/b", "affect", "best", "highest", "lowest",
                  "increase", "decrease", "improve", "reduce", "drop", "payback", "growth"),
     "conclusion": ("conclusion", "result", "finding", "significant", "effect", "did", "does", "which", "is there"),
+    "estimat": ("estimate", "roughly", "about", "around", "approximately", "approx", "projected", "forecast",
+                "how long will", "how many will", "how much will", "will it take", "ballpark", "guess", "expect"),
+    "guess": ("estimate", "roughly", "approximately", "ballpark", "guess", "how long will", "how many will",
+              "how much will", "will it take", "forecast", "projected"),
     "figure": ("figure", "plot", "chart", "png", "graph", "image", "svg"),
     "output": ("output", "save", "write", "export", ".csv", ".png", "file"),
     "setup": ("set up", "setup", "install", "configure", "getting started", "run locally", "bootstrap"),
-    "migration": ("migrate", "migration", "upgrade", "move", "port", "switch", "convert"),
+    "migration": ("migrate", "migration", "upgrade", "move", "port", "switch", "convert", "schema", "alembic"),
     "step": ("step", "how do i", "how to", "how can i", "instructions", "procedure"),
     "instruction": ("step", "how do i", "how to", "how can i", "instructions", "guide"),
     "abroad": ("abroad", "international", "overseas", "visa", "passport"),
@@ -95,6 +98,10 @@ COND_GENERIC = frozenset({
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
+_ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
+                        "requested", "want", "wants", "say", "says", "tell", "told", "call", "calls", "task",
+                        "question", "specifically", "actually", "really", "something", "anything", "thing"})
+_ASK_GENERIC = frozenset(_ASK_WORDS | {tx.stem(w) for w in _ASK_WORDS})
 
 
 def _context(view: View, wide: bool) -> str:
@@ -136,7 +143,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                                r"\b(saturday and sunday|friday to)", view.task.lower()))
         return multi, "the task spans several days" if multi else "the task is not a multi-day trip"
     if re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
-                 r"\b(implement|fix)\w*\b", low):
+                 r"\b(implement|fix)\w*\b|^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low):
         ok = view.changes_code
         return ok, "the delivery changes code" if ok else "no code change"
     # quantity words about the task itself
@@ -158,8 +165,9 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                                                        len(tx.words(view.prose)) <= 40)
         return small, "the task is small" if small else "the task is not a small one"
     kws = []
+    generic = _ASK_GENERIC if about_task else _CG
     for w in tx.words(low):
-        if w in lx.STOPWORDS or w in _CG or tx.stem(w) in _CG:
+        if w in lx.STOPWORDS or w in generic or tx.stem(w) in generic:
             continue
         kws.append(w)
     kws = list(dict.fromkeys(kws))

@@ -93,8 +93,9 @@ def report_from_traces(points: list[AnnotatedPoint], traces: list[Trace], *, mod
         m = _metrics(t, pr, hits, tot)
         ann_rows.append({"annotator": ann, "n_pos": int(t.sum()), "n_neg": int((~t).sum()),
                          **{k: _nan_none(v) for k, v in m.items()}, "n_unknown": a["unknown"]})
-    macro = {k: _nan_none(float(np.nanmean([r[k] if r[k] is not None else np.nan for r in ann_rows])))
-             if ann_rows else None for k in METRICS}
+    with _quiet():
+        macro = {k: _nan_none(float(np.nanmean([r[k] if r[k] is not None else np.nan for r in ann_rows])))
+                 if ann_rows else None for k in METRICS}
     ci = bootstrap_cis(np_arrays, seed=seed)
     paper = paper_figures("fidelity")
     return {

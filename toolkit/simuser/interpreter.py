@@ -28,8 +28,10 @@ from toolkit.simuser.checks import (
     Headings,
     JsonFields,
     ListFormat,
+    CommitFormat,
     Matcher,
     MaxCount,
+    MaxItems,
     MinCount,
     NoMarkdown,
     Require,
@@ -73,6 +75,7 @@ _TRAIL_COND = re.compile(r"[,;]?\s*\b(?:when(?:ever)?|if|only if|any time)\s+(?P
 
 def _clean(text: str) -> str:
     t = re.sub(r"\([^)]*\)", " ", text)
+    t = re.sub(r"\s+([,.;:])", r"\1", t)
     t = t.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     sents = re.split(r"(?<=[.!?])\s+", t)
     keep = [s for s in sents if not _DEFINITIONAL.match(s)]
@@ -240,7 +243,10 @@ def _rule_length(body: str, out: list[Check]) -> None:
         if n is None:
             continue
         unit = _unit(m.group(3))
-        if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()):
+        if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
+                re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
+                                                                                       m.start()], re.I) and \
+                not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
             out.append(MinCount(unit, n + 1))
         elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e)\w*\s+$",
                                           body[: m.start()], re.I):
@@ -280,12 +286,12 @@ def _rule_brevity(body: str, out: list[Check]) -> None:
         else:
             out.append(MaxCount("words", 150, soft=True))
         return
-    for pos, neg in _cue(body, r"\b(verbose|verbosity|long[- ]winded|rambl\w*|walls? of text|essays?|"
+    for _pos, neg in _cue(body, r"\b(verbose|verbosity|long[- ]winded|rambl\w*|walls? of text|essays?|"
                                r"padding|waffle|lengthy|long (answers|replies|responses|explanations))\b"):
         if neg:
             out.append(MaxCount("words", 150, soft=True))
         return
-    for pos, neg in _cue(body, r"\b(detailed|thorough|in-depth|in depth|comprehensive|elaborate)\b"):
+    for _pos, neg in _cue(body, r"\b(detailed|thorough|in-depth|in depth|comprehensive|elaborate)\b"):
         if not neg:
             out.append(MinCount("words", 80))
         return
@@ -295,14 +301,14 @@ def _rule_tone(body: str, out: list[Check]) -> None:
     low = body.lower()
     blunt = re.search(r"\b(blunt|no-nonsense|matter-of-fact|curt|dry|businesslike|strictly professional|"
                       r"just the facts)\b", low)
-    for pos, neg in _cue(body, r"\b(pleasantr\w*|niceties|small talk|courtesy markers?|flattery|"
+    for _pos, neg in _cue(body, r"\b(pleasantr\w*|niceties|small talk|courtesy markers?|flattery|"
                                r"sycophan\w*|compliments?|chit-?chat|fluff|filler|buttering|enthusias\w*|"
                                r"gush\w*|cheerleading|praise)\b"):
         if neg or blunt:
             out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES, lx.ENTHUSIASM_RX), task_override=False,
                               ask="skip the niceties and just give me the content"))
             break
-    for pos, neg in _cue(body, r"\b(apolog\w*|sorry|saying sorry)\b"):
+    for _pos, neg in _cue(body, r"\b(apolog\w*|sorry|saying sorry)\b"):
         if neg or blunt or re.search(r"\b(stop|quit)\b", low):
             out.append(Forbid("apologies", matcher(lx.APOLOGIES), task_override=False,
                               ask="no need to apologise, just fix it"))
@@ -310,7 +316,7 @@ def _rule_tone(body: str, out: list[Check]) -> None:
     if blunt and not any(isinstance(c, Forbid) and c.label == "pleasantries" for c in out):
         out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES + lx.APOLOGIES, lx.ENTHUSIASM_RX),
                           task_override=False, ask="drop the pleasantries"))
-    for pos, neg in _cue(body, r"\b(preamble|intro(duction)?s?|meta-?commentary|narrat\w*|throat-?clearing|"
+    for _pos, neg in _cue(body, r"\b(preamble|intro(duction)?s?|meta-?commentary|narrat\w*|throat-?clearing|"
                                r"warm-?up|lead-?in|restat\w* (the|my) question)\b"):
         if neg:
             out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
@@ -320,22 +326,27 @@ def _rule_tone(body: str, out: list[Check]) -> None:
                  r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
         out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
                           task_override=False, ask="start with the answer itself"))
-    for pos, neg in _cue(body, r"\b(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"):
+    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"):
         if not neg:
             out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
                                ask="add a friendly word or two"))
         break
-    for pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
+    for _pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
         out.append(Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern, *lx.EMOJI_WORD_RX)),
                           ask="no emoji, please") if neg else
                    Require("an emoji", Matcher((), (tx.EMOJI_RE.pattern,))))
         break
-    for pos, neg in _cue(body, r"\b(exclamation (marks?|points?)|exclamations)\b"):
+    for _pos, neg in _cue(body, r"\b(exclamation (marks?|points?)|exclamations)\b"):
         if neg:
             out.append(Forbid("exclamation marks", Matcher((), (r"(?<![=!<>])!(?!=)",)), task_override=False,
                               ask="tone down the exclamation marks"))
         break
-    for pos, neg in _cue(body, r"\b(hedg\w*|waffl\w*|wishy-?washy|non-?committal|it depends)\b"):
+    for _pos, neg in _cue(body, r"\b(hype|hyp(ing|ed)|superlatives?|marketing[- ]speak|salesy|sales pitch|"
+                               r"overselling|oversell|gushing|breathless|evangeli\w*)\b"):
+        if neg or re.search(r"\b(neutral|objective|balanced|measured|sober)\b", low):
+            out.append(Forbid("hype", matcher(lx.HYPE), task_override=False, ask="tone it down and stay neutral"))
+        break
+    for _pos, neg in _cue(body, r"\b(hedg\w*|waffl\w*|wishy-?washy|non-?committal|it depends)\b"):
         if neg:
             out.append(Forbid("hedging", matcher(lx.HEDGES), task_override=False,
                               ask="commit to an answer instead of hedging"))
@@ -368,7 +379,7 @@ def _rule_suggestions(body: str, out: list[Check]) -> None:
     if re.search(r"\b(only|just) (respond|answer|reply|do) (to )?(what|my|the)\b", low):
         out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS), task_override=False,
                           ask="stick to what I asked"))
-    for pos, neg in _cue(body, r"\b(keep|keeps|keeping)? ?(asking|ask) (for )?(confirmation|permission|"
+    for _pos, neg in _cue(body, r"\b(keep|keeps|keeping)? ?(asking|ask) (for )?(confirmation|permission|"
                                r"whether to continue|if (i|you) should continue)|\bfragments?\b|"
                                r"\bholistic\b|\bcomplete (answer|solution)\b|\bfull solution\b"):
         if neg or re.search(r"holistic|complete|full solution|don't (break|split)|fragments", low):
@@ -392,26 +403,31 @@ def _rule_format(body: str, out: list[Check]) -> None:
         out.append(ListFormat(numbered=False, required=not neg,
                               steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
         break
-    for pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
+    for _pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
                                r"step numbers|numbers for each step)\b"):
         out.append(ListFormat(numbered=True, required=not neg,
                               steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
         break
-    for pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
+    for _pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
                                r"markdown headers?|section headers?)\b"):
         out.append(Headings(required=not neg))
         break
-    for pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
+    for _pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
         if neg:
             out.append(NoMarkdown())
         break
     if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out):
         out.append(NoMarkdown())
-    for pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
+    for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
                                r"tables?)\b"):
         if re.search(r"\b(database|sql|db)\b", low):
             break
         out.append(Table(required=not neg))
+        break
+    for _pos, neg in _cue(body, r"\b(raw )?(urls?|hyperlinks?|web ?links?|links)\b"):
+        if neg:
+            out.append(Forbid("raw links", Matcher((), lx.URL_RX), task_override=False,
+                              ask="describe where to find it instead of pasting links"))
         break
     m = re.search(r"\bjson\b", low)
     if m and not _neg_before(body, m.start()):
@@ -443,7 +459,7 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
             out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
                                min_sentences=4, ask="wrap up with the key takeaways"))
         break
-    for pos, neg in _cue(body, r"\b(outline|overview|roadmap|agenda)\b"):
+    for _pos, neg in _cue(body, r"\b(outline|overview|roadmap|agenda)\b"):
         if not neg:
             out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
                                where="start", min_sentences=4, ask="start by sketching what you'll cover"))
@@ -455,7 +471,7 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
                            ask="ground it with a concrete example") if not neg else
                    Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
         break
-    for pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
+    for _pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
         if not neg:
             out.append(Require("a confidence estimate", matcher((), lx.CONFIDENCE_RX),
                                ask="put a rough confidence level on the result"))
@@ -470,19 +486,19 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
             out.append(Require("options with their trade-offs", matcher(lx.TRADEOFFS),
                                ask="lay out the alternatives and what each costs you"))
         break
-    for pos, neg in _cue(body, r"\b(assumptions?|step[- ]by[- ]step (reasoning|derivation)|reasoning|"
+    for _pos, neg in _cue(body, r"\b(assumptions?|step[- ]by[- ]step (reasoning|derivation)|reasoning|"
                                r"derivations?|justify|justification|show (your|the) work)\b"):
         if not neg:
             lexicon = lx.ASSUMPTIONS if "assum" in low else lx.REASONING + lx.ASSUMPTIONS
             out.append(Require("stated assumptions and reasoning", matcher(lexicon), min_sentences=2,
                                ask="spell out your assumptions and how you got there"))
         break
-    for pos, neg in _cue(body, r"\b(big picture|high-level|high level|intuition|principles?)\b"):
+    for _pos, neg in _cue(body, r"\b(big picture|high-level|high level|intuition|principles?)\b"):
         if not neg and re.search(r"\b(before|first|start|begin|lead)\b", low):
             out.append(Require("the big picture first", matcher(lx.INTUITION), where="start", min_sentences=3,
                                ask="give me the intuition before the details"))
         break
-    for pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
+    for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
         if re.search(r"\b(source (code|file|tree)|open source)\b", low):
             break
         if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list)\w*\b", low):
@@ -525,43 +541,43 @@ def _rule_code(body: str, out: list[Check]) -> None:
     def add_forbid(label: str, rx: tuple[str, ...], ask: str) -> None:
         out.append(Forbid(label, Matcher((), rx), where="code", task_override=False, ask=ask))
 
-    for pos, neg in _cue(body, r"\b(print statements?|print calls?|debug(ging)? prints?|prints?\(\)|print\(\)|"
+    for _pos, neg in _cue(body, r"\b(print statements?|print calls?|debug(ging)? prints?|prints?\(\)|print\(\)|"
                                r"console\.log|print debugging|stray prints?|debug output|debug logging)\b"):
         if neg or re.search(r"\b(remove|strip|clean|delete|get rid|leave)\b", low):
             add_forbid("debug prints", lx.PRINTS_RX, "take the debug prints out")
         break
-    for pos, neg in _cue(body, r"\b(todos?|fixmes?|todo comments?)\b"):
+    for _pos, neg in _cue(body, r"\b(todos?|fixmes?|todo comments?)\b"):
         if neg or re.search(r"\b(remove|strip|resolve|leave)\b", low):
             add_forbid("TODO markers", lx.TODO_RX, "resolve or drop the TODOs")
         break
-    for pos, neg in _cue(body, r"\b(commented[- ]out code|dead code|commented[- ]out (lines|blocks))\b"):
+    for _pos, neg in _cue(body, r"\b(commented[- ]out code|dead code|commented[- ]out (lines|blocks))\b"):
         if neg or re.search(r"\b(remove|strip|delete|leave)\b", low):
             add_forbid("commented-out code", lx.COMMENTED_CODE_RX, "delete the commented-out code")
         break
-    for pos, neg in _cue(body, r"\b(breakpoints?|pdb|debugger statements?)\b"):
+    for _pos, neg in _cue(body, r"\b(breakpoints?|pdb|debugger statements?)\b"):
         if neg or re.search(r"\b(remove|strip|leave)\b", low):
             add_forbid("breakpoints", lx.BREAKPOINT_RX, "remove the breakpoint calls")
         break
-    for pos, neg in _cue(body, r"\b(wildcard|star) imports?\b|import \*"):
+    for _pos, neg in _cue(body, r"\b(wildcard|star) imports?\b|import \*"):
         if neg:
             add_forbid("wildcard imports", lx.WILDCARD_RX, "import names explicitly")
         break
-    for pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b|\b(as|to) `?any`?\b(?! (other|of|more|longer))|"
+    for _pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b|\b(as|to) `?any`?\b(?! (other|of|more|longer))|"
                                r"`any`"):
         if neg:
             add_forbid("the any type", lx.TS_ANY_RX, "give it a real type instead of any")
         break
-    for pos, neg in _cue(body, r"\b(type hints?|type annotations?|type[- ]annotat\w*|typed signatures?|"
+    for _pos, neg in _cue(body, r"\b(type hints?|type annotations?|type[- ]annotat\w*|typed signatures?|"
                                r"annotat\w* (\w+ ){0,3}(functions?|signatures?|parameters|arguments|return)|"
                                r"static(ally)? typ\w*|type signatures?)"):
         if not neg:
             out.append(CodeStyle("type_hints"))
         break
-    for pos, neg in _cue(body, r"\bdocstrings?\b"):
+    for _pos, neg in _cue(body, r"\bdocstrings?\b"):
         if not neg:
             out.append(CodeStyle("docstrings"))
         break
-    for pos, neg in _cue(body, r"\b(inline )?comments\b"):
+    for _pos, neg in _cue(body, r"\b(inline )?comments\b"):
         if neg and not re.search(r"commented|todo|review comments|pr comments", low):
             out.append(CodeStyle("no_comments"))
         break
@@ -603,7 +619,8 @@ def _objects(words_: list[str]) -> Matcher:
     weak: list[str] = []
     for w in words_:
         s = tx.stem(w)
-        if s in _GENERIC or s in _NOISE or s in lx.ACTION_TRIGGERS or w.lower() in (
+        if s in _GENERIC or s in _NOISE or s in lx.ACTION_TRIGGERS or w.lower() in ("existing", "current", "old",
+                                                                                  "make", "pass", "them", "it",
                 "anything", "something", "things", "stuff", "change", "changes", "code", "work", "directly",
                 "first", "yourself", "myself"):
             continue
@@ -672,7 +689,7 @@ _ASK_PATTERNS = (
 _FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never|no)\s+(?:ever\s+)?"
                r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|"
                r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
-               r"alter|downgrade|publish|release|wipe)\w*\b[^.;]*)")
+               r"alter|downgrade|publish|release|wipe|run|execute|invoke|launch|restart|kill)\w*\b[^.;]*)")
 _REQUIRE_ACT = (
     r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
     r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
@@ -687,8 +704,24 @@ _REQUIRE_ACT = (
 )
 
 
+_CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|all\s+)?(?P<act>linter|lint|tests?|test suite|"
+                 r"suite|type ?check\w*|formatter|build|ci)\s+(?:passes|pass|is green|are green|is clean|succeeds|"
+                 r"runs clean)",
+                 r"\b(?:the\s+)?(?P<act>linter|lint|tests?|test suite|type ?check\w*|build|ci)\s+(?:must|should|has to|"
+                 r"have to|needs? to)\s+(?:pass|be green|be clean|succeed)")
+
+
 def _rule_actions(body: str, out: list[Check]) -> None:
     taken: list[tuple[int, int]] = []
+    for rx in _CHECK_PASSES:
+        for m in re.finditer(rx, body, flags=re.I):
+            act = m.group("act").lower()
+            act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
+                else "run the tests"
+            rule = _action("require", act)
+            if rule:
+                out.append(rule)
+                taken.append(m.span())
     for rx in _ASK_PATTERNS:
         for m in re.finditer(rx, body, flags=re.I):
             rule = _action("ask", m.group("act"))
@@ -721,7 +754,7 @@ _SUBST = (
     r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
     r"\bprefer\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:to|over|instead of|rather than)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
     r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
-    r"\b(?P<x>[\w.\-/@+#]+),\s+(?:not|never)\s+(?P<y>[\w.\-/@+#]+)\b",
+    r"\b(?P<x>[\w.\-/@+#]+),\s+(?:not|never)\s+(?P<y>[\w.\-/@+# ]{1,30}?)(?=[.;,)]|$)",
     r"\b(?:never|don't|do not|no|avoid|stop)\s+(?:use|using|add|adding|introduce|introducing|reach(?:ing)? for)\s+"
     r"(?P<y>[\w.\-/@+#]+(?: [\w.\-/@+#]+)?)(?=[.;,)]|$|\s+(?:for|when|in|unless|anywhere|anymore|ever|because)\b)",
 )
@@ -742,8 +775,13 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
     if not yw or len(yw) > 3:
         return
     ylow = " ".join(yw).lower()
+    if re.fullmatch(r"(the )?(print|prints|print statements?|print\(\)|console\.log)", ylow):
+        out.append(Forbid("print calls", Matcher((), lx.PRINTS_RX), where="code", task_override=False,
+                          ask=f"use {m.group('x').strip()} instead of print" if m.groupdict().get("x") else
+                          "drop the print calls"))
+        return
     if re.search(r"\b(bullets?|bullet points?|headings?|emojis?|markdown|tables?|lists?|prose|"
-                 r"paragraphs?|jargon|apolog\w*|comments?|print|prints)\b", ylow):
+                 r"paragraphs?|jargon|apolog\w*|comments?)\b", ylow):
         return
     phrases, rxs = _domain_terms(ylow)
     codey = bool(_CODEY.search(body)) or bool(re.search(r"[._/@]", y))
@@ -759,7 +797,7 @@ _KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
 _AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
                   r"want|like|enjoy|ride|sleep|travel|sit|choose|pick)\s+(?:in|at|on|to|with|by|for|into)?\s*"
                   r"(?P<np>[^.;:!?]+)")
-_AVOID_RX = (r"\b(?:don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
+_AVOID_RX = (r"\b(?:nothing (?:too |very |overly |really )?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
              r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
              r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
              r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
@@ -773,10 +811,10 @@ _DIET_RX = r"\b(?:i(?:'m| am)\s+(?:a\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:
 _PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|choose|pick|get|stay in|stay at|fly|"
               r"take|want|go for|sit in)|want|like|favor|favour)\s+(?P<np>[^.;:!?]+)")
 _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
-               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|"
+               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|"
                r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
                r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
-_REQ_SYNONYMS = {"cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
+_REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
                  "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
                  "duration": ["hour", "minute", "hrs", "mins"], "link": ["http", "www"],
@@ -794,8 +832,34 @@ _DIET_MAP = {"vegetarian": "vegetarian", "vegan": "vegan", "plant-based": "plant
              "halal": "pork", "kosher": "pork"}
 
 
+_STAYS = ["hotel", "stay", "restaurant", "apartment", "room", "inn", "hostel", "b&b", "airbnb", "cafe", "lodge",
+          "accommodation", "guesthouse", "resort", "campsite", "rental"]
+_FRIENDLY = {"pet": ["dog", "dogs", "pet", "pets", "dog-friendly", "pet-friendly", "animals welcome"],
+             "dog": ["dog", "dogs", "pet", "pets", "dog-friendly", "pet-friendly"],
+             "kid": ["kid", "kids", "child", "children", "family", "family-friendly", "kid-friendly"],
+             "child": ["kid", "kids", "child", "children", "family", "family-friendly"],
+             "family": ["kid", "kids", "child", "children", "family", "family-friendly"],
+             "wheelchair": ["wheelchair", "step-free", "accessible", "lift", "elevator", "ramp"]}
+
+
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
+    m = re.search(r"\b(pet|dog|kid|child|family|wheelchair)[- ](friendly|accessible|welcome)\b|\btravel with (our|my) "
+                  r"(dog|pet|cat)\b", low)
+    if m:
+        key = m.group(1) or m.group(4)
+        key = {"cat": "pet"}.get(key, key)
+        out.append(Require(f"{key}-friendly places", matcher(_FRIENDLY.get(key, [key])), about=matcher(_STAYS),
+                           ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
+                           f"check that places are {key}-friendly"))
+        return
+    m = re.search(r"\b(?:nothing|no \w+|not|never)\s+(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.)?", low)
+    if m and 5 <= int(m.group(1)) <= 12:
+        hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
+        rx = (rf"\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
+        out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
+                          ask=f"move it to after {m.group(1)} in the morning"))
+        return
     m = re.search(r"\b(direct|non-?stop) flights?\b|\bno (layovers?|connections|stopovers?)\b", low)
     if m:
         p, r = _domain_terms("layover")
@@ -834,10 +898,15 @@ def _rule_domain(body: str, out: list[Check]) -> None:
     for m in re.finditer(_REQUIRE_RX, body, flags=re.I):
         np = _np(m.group("np"))
         verb = m.group("v").lower()
+        if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
+                    r"more than|fewer|less than)\b", np, re.I):
+            continue
         where = "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) else \
             "start" if re.search(r"\b(start|begin|open|lead)\b", verb) else "reply"
-        np2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
-                       r"any|all)\b", np, maxsplit=1, flags=re.I)[0]
+        parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
+                          r"any|all)\b", np, maxsplit=1, flags=re.I)
+        np2 = parts2[0]
+        tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
         np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
         cw = _content_words(np2)
@@ -850,7 +919,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
             groups.append(matcher([w] + [e for e in extra if e != "$"],
                                   (r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()))
         out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
-                                ask=f"include {' '.join(cw[:4])}"))
+                                ask=f"include {' '.join(cw[:4])}", about=matcher(tail[:1]) if tail else None))
     if out:
         return
     for m in re.finditer(_PREFER_RX, body, flags=re.I):
@@ -865,7 +934,29 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                            ask=f"I'd rather have {np.lower()}"))
 
 
-_RULES = (_rule_length, _rule_brevity, _rule_tone, _rule_suggestions, _rule_format, _rule_required_parts,
+_ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"
+               r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?")
+
+
+def _rule_items(body: str, out: list[Check]) -> None:
+    m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than)\s+" + _NUM +
+                  r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\b", body, re.I)
+    if m:
+        n = tx.parse_number(m.group(1))
+        noun = m.group(2).lower()
+        head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
+        about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") else noun
+        if n:
+            out.append(MaxItems(n, about.lower(), matcher([about])))
+    if re.search(r"\bconventional[- ]commits?\b", body, re.I):
+        out.append(CommitFormat(r"^(feat|fix|chore|docs|refactor|test|tests|style|perf|build|ci|revert)(\([^)]+\))?!?: \S"))
+    if re.search(r"\b(list|name|mention|say|tell me|report)\b.{0,25}\b(files?|paths?)\b.{0,25}"
+                 r"\b(touched|changed|modified|edited|updated|created)\b", body, re.I):
+        out.append(Require("the files you touched", Matcher((), (r"[\w\-]+(/[\w\-.]+)*\.[A-Za-z]{1,5}\b",)),
+                           ask="list the files you changed", code_only=True))
+
+
+_RULES = (_rule_length, _rule_items, _rule_brevity, _rule_tone, _rule_suggestions, _rule_format, _rule_required_parts,
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 

@@ -60,7 +60,7 @@ def phrase(findings: list[Finding], rng: np.random.Generator) -> str:
     if len(findings) == 1:
         opener = OPENERS_ONE[int(rng.integers(len(OPENERS_ONE)))]
         sent = _sentence(findings[0], rng)
-        body = opener + (_lower_first(sent) if opener.endswith(", ") else sent)
+        body = opener + (_lower_first(sent) if opener and not opener.rstrip().endswith((".", ":")) else sent)
     else:
         parts = [OPENERS_MANY[int(rng.integers(len(OPENERS_MANY)))]]
         use_list = bool(rng.integers(2))

@@ -91,7 +91,7 @@ def sentences(text: str) -> list[str]:
     """Prose sentences: split on end punctuation and on line breaks (list items count as one)."""
     out: list[str] = []
     for line in prose(text).splitlines():
-        line = line.strip()
+        line = re.sub(r"^\s*(?:[-*\u2022+]|\d+[.)]|#{1,6})\s+", "", line).strip()
         if not line or re.fullmatch(r"[#*_\-|:\s]+", line):
             continue
         parts = re.split(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9*])", line)

@@ -1,0 +1,91 @@
+"""Time the per-step reference against the vectorised gating engine, and the L-scale sweep.
+
+    python benchmarks/gating.py [--json OUT] [--configs 8] [--no-sweep]
+
+Both engines run Warm-Start UCB (Algorithm 1) on the same simulated PerMemBench-L user for
+the same hyper-parameter configurations; their decisions must agree. Then the whole Table 3
+sweep (20 held-out users, every policy, B.2 grids and validation, one seed) is timed with
+joblib on all cores. Quote ratios: absolute times move with machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import time
+
+import numpy as np
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the timings as JSON here")
+    ap.add_argument("--configs", type=int, default=8, help="configurations timed side by side")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the full L-scale sweep")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from threadpoolctl import threadpool_limits
+
+    from toolkit.gating.env import build_streams
+    from toolkit.gating.fast import UCBGrid, fast_ucb
+    from toolkit.gating.features import TfidfSVD
+    from toolkit.gating.policies import delay_kappa, fit_prior
+    from toolkit.gating.reference import reference_ucb
+    from toolkit.gating.simulate import simulate_benchmark
+
+    facts = simulate_benchmark("L", seed=args.seed, n_users=6)
+    streams = build_streams(facts)
+    feat = TfidfSVD(dim=32, random_state=args.seed).fit([f.text for f in facts])
+    Xs = [feat.transform(s.texts) for s in streams]
+    mu0 = fit_prior(Xs[1:], [s.labels for s in streams[1:]])
+    user, X = streams[0], Xs[0]
+    grid_iter = itertools.product((0.1, 0.5), (200.0, 50.0), (0.1, 0.2), (25, 35), (250, 1000))
+    rows = [dict(budget=b, alpha=a, lam=lam, tau=tau, m=m, kappa=delay_kappa(streams[1:], m))
+            for a, lam, tau, m, b in itertools.islice(grid_iter, args.configs)]
+    prior = np.array([r["kappa"] * mu0 for r in rows])
+    print(f"workload: one L-scale user ({user.n} facts, {len(np.unique(user.sessions))} sessions), "
+          f"{len(rows)} configurations, d={X.shape[1]}")
+    with threadpool_limits(limits=1):
+        t0 = time.perf_counter()
+        refs = [reference_ucb(user, X, mu_prior=prior[i], **r) for i, r in enumerate(rows)]
+        reference_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        fast = fast_ucb(user, X, UCBGrid.from_rows(rows, prior))
+        fast_s = time.perf_counter() - t0
+    agree = all(np.array_equal(r.added, fast.added[i]) and r.kept == fast.kept[i]
+                for i, r in enumerate(refs))
+    ratio = reference_s / fast_s
+    print(f"reference (per step)  {reference_s:8.2f} s")
+    print(f"fast (vectorised)     {fast_s:8.2f} s")
+    print(f"ratio                 {ratio:8.1f}x   decisions agree: {agree}")
+    out = {"reference_s": reference_s, "fast_s": fast_s, "ratio": ratio, "agree": agree,
+           "configs": len(rows), "facts": user.n, "cores": os.cpu_count()}
+    if not args.no_sweep:
+        from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark, text_gate_decisions
+
+        t0 = time.perf_counter()
+        bench = prepare_benchmark("L", simulate_benchmark("L", seed=args.seed), grid="L",
+                                  seed=args.seed)
+        gates, _ = text_gate_decisions(bench)
+        prep_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res = sweep_benchmark(bench, seed=args.seed, gates=gates, n_jobs=-1)
+        sweep_s = time.perf_counter() - t0
+        n_cfg = sum(len(list(itertools.product(*g.values()))) for g in bench.grids.values())
+        print(f"L-scale Table 3 sweep: {len(res.users)} held-out users x {len(bench.budgets)} "
+              f"budgets, {n_cfg} grid points per budget, on {os.cpu_count()} cores: "
+              f"{sweep_s:.1f} s (+{prep_s:.1f} s simulation and features)")
+        out.update(sweep_L_s=sweep_s, sweep_prep_s=prep_s, sweep_users=len(res.users))
+    else:
+        out["sweep_L_s"] = None
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=2)
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

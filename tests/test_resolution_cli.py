@@ -1,0 +1,68 @@
+"""`prefmem resolve` writes valid records; `prefmem reproduce resolution` writes tables and plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolkit.cli import main
+from toolkit.datasets.jsonl import read_jsonl
+from toolkit.diagnostics.resolution import run, score_rows
+from toolkit.llm import Gateway
+from toolkit.records import ResolutionOutput
+from toolkit.rules.resolution_eval import load_cases
+from toolkit.runs import RunContext
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "fixtures" / "resolution" / "heldout.jsonl"
+
+
+def test_resolve_writes_valid_records(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    assert main(["resolve", str(CASES), "-o", str(out)]) == 0
+    recs = read_jsonl(out, ResolutionOutput)
+    assert len(recs) == len(read_jsonl(CASES, type(load_cases("heldout")[0][0])))
+    first = out.read_text()
+    assert main(["resolve", str(CASES), "-o", str(out)]) == 0
+    assert out.read_text() == first  # deterministic
+
+
+def test_resolve_bad_input_names_file_line_field(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.jsonl"
+    good = CASES.read_text().splitlines()[0]
+    obj = json.loads(good)
+    obj["library"][0]["scope"] = "team"
+    bad.write_text(good + "\n" + json.dumps(obj) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["resolve", str(bad), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2 library.0.scope:" in err
+    assert not out.exists()
+
+
+def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
+    ctx = RunContext(out_dir=tmp_path / "resolution", gateway=Gateway(cache_dir=str(tmp_path / "c")),
+                     quick=True, options={"sizes": "2,47", "sessions": 50})
+    ctx.prepare()
+    res = run(ctx)
+    head = res.tables["resolution"].set_index("metric")
+    assert head.loc["decision accuracy", "paper_correct"] == "15/16"
+    assert head.loc["decision + target accuracy", "paper_correct"] == "13/16"
+    assert head.loc["decision accuracy", "ours"] >= 13 / 16
+    assert (head["ci_low"] <= head["ours"]).all() and (head["ours"] <= head["ci_high"]).all()
+    growth = res.tables["resolution_growth_summary"]
+    assert list(growth["size"]) == [2, 47] and (growth["affected_recall"] == 1.0).all()
+    lr = res.tables["resolution_longrun_summary"].set_index("method")
+    assert lr.loc["resolver", "sessions"] == 50
+    assert lr.loc["resolver", "final_stale"] < lr.loc["append-only", "final_stale"]
+    written = {p.name for p in res.write(ctx.out_dir)}
+    assert {"resolution.csv", "resolution_growth.csv", "resolution_growth.png",
+            "resolution_longrun.png", "resolution_cases.csv", "report.md"} <= written
+
+
+def test_unknowns_are_counted_apart() -> None:
+    cases, gold = load_cases("heldout")
+    res = [{"updates": [], "candidates": [], "status": "unknown", "retried": False, "dropped": []}
+           for _ in cases[:2]]
+    rows = score_rows(cases[:2], res, gold)
+    assert all(r["unknown"] and r["decision_ok"] is None for r in rows)

@@ -1,0 +1,41 @@
+"""The simulator over third-party profiles (MultiSessionCollab, PrefEval) and the interpreter's reach."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.profiles import profiles_from_multisessioncollab, profiles_from_prefeval
+from toolkit.simuser import SimulatedUser, compile_preference
+from toolkit.simuser.delivery import load_deliveries
+
+ROOT = Path(__file__).resolve().parent.parent
+DELIVERIES = load_deliveries(ROOT / "fixtures" / "simuser" / "deliveries.jsonl")
+
+
+def _run_all(profiles, seed):
+    out = []
+    for pid in sorted(profiles):
+        user = SimulatedUser(profiles[pid], seed=seed)
+        st = user.init_state()
+        for d in DELIVERIES:
+            fb, st = user.respond(d, st)
+            out.append((pid, d.id, None if fb is None else str(fb), st.traces[-1].named))
+    return out
+
+
+def test_all_100_multisessioncollab_users_run_deterministically(shared_data):
+    profs = profiles_from_multisessioncollab(shared_data)
+    a = _run_all(profs, seed=7)
+    b = _run_all(profs, seed=7)
+    assert a == b
+    assert len(a) == 100 * len(DELIVERIES)
+    sent = [x for x in a if x[2] is not None]
+    assert 0 < len(sent) < len(a)
+    judgeable = sum(compile_preference(p).judgeable for prof in profs.values() for p in prof.preferences)
+    assert judgeable / 300 >= 0.75
+
+
+def test_prefeval_profiles_are_mostly_judgeable(shared_data):
+    profs = profiles_from_prefeval(shared_data)
+    ok = sum(compile_preference(p.preferences[0]).judgeable for p in profs.values())
+    assert ok / len(profs) >= 0.6
