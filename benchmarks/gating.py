@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     facts = simulate_benchmark("L", seed=args.seed, n_users=6)
     streams = build_streams(facts)
-    feat = TfidfSVD(dim=32, random_state=args.seed).fit([f.text for f in facts])
+    feat = TfidfSVD(dim=64, random_state=args.seed).fit([f.text for f in facts])
     Xs = [feat.transform(s.texts) for s in streams]
     mu0 = fit_prior(Xs[1:], [s.labels for s in streams[1:]])
     user, X = streams[0], Xs[0]

@@ -143,3 +143,19 @@ def test_rhr_micro_macro():
     assert micro == pytest.approx(3 / 5) and macro == pytest.approx((0.75 + 0) / 2)
     evicted_after_2 = rhr(facts, lambda f, s: f.fact_id == "x" and s <= 2)
     assert evicted_after_2[0] == pytest.approx(2 / 5)
+
+
+def test_labels_ignore_hidden_needs_and_input_order():
+    import dataclasses
+    import random
+
+    users = simulate_users("tiny", seed=1, n_users=2)
+    facts = [f.model_copy(update={"hits": []}) for u in users for f in u.facts]
+    turns = [t for u in users for t in u.turns]
+    base = {f.fact_id: f.hits for f in label_facts(facts, turns).facts}
+    blind = [dataclasses.replace(t, needs=()) for t in turns]  # hidden field wiped
+    shuffled_facts, shuffled_turns = facts[:], blind[:]
+    random.Random(0).shuffle(shuffled_facts)
+    random.Random(1).shuffle(shuffled_turns)
+    again = {f.fact_id: f.hits for f in label_facts(shuffled_facts, shuffled_turns).facts}
+    assert again == base and any(base.values())

@@ -68,6 +68,8 @@ def test_matches_plain_sklearn(small):
 
 def test_json_contract_and_format(small):
     rep = meta_analysis(small, folds=3, seed=0)
+    assert json.dumps(rep) == json.dumps(meta_analysis(small, folds=3, seed=0))  # deterministic
+    assert json.dumps(rep) != json.dumps(meta_analysis(small, folds=3, seed=1))  # seed is used
     for k in ("users", "self_auc_mean", "self_auc_std", "louo_auc_mean", "louo_auc_std", "gap"):
         assert k in rep
     assert set(rep["users"][0]) >= {"user", "n_facts", "n_used", "self_auc", "louo_auc"}

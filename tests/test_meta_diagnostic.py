@@ -12,7 +12,7 @@ def _small(**kw):
                      label_users=1, sweep=0, locomo=0, **kw)
 
 
-def test_utility_diagnostic_small_run_is_deterministic():
+def test_utility_diagnostic_small_run():
     a = _small()
     t1 = a.tables["utility_table1"]
     assert set(t1["dataset"]) == {"simulated S", "simulated L"}
@@ -23,8 +23,6 @@ def test_utility_diagnostic_small_run_is_deterministic():
     assert rate["paper"] == 0.142 and 0.05 < rate["ours"] < 0.3
     lab = a.tables["utility_labels"].set_index("metric")["ours"]
     assert lab["fact precision (used)"] > 0.7 and lab["count: unknown_verify"] == 0
-    b = _small()
-    assert a.tables["utility_table1"].equals(b.tables["utility_table1"])
     assert "utility_scatter" in a.figures and a.tables["utility_locomo_quirks"].empty
 
 

@@ -13,7 +13,7 @@ with ``--set facts=PATH``), chooses the linear methods' hyper-parameters on vali
 * ``fig2_pool_size``: Warm-Start UCB RHR against the pre-training pool size.
 
 Options (``--set k=v``): ``facts`` (JSONL of fact records), ``benchmarks`` (``S,L``), ``seeds``,
-``budgets``, ``dim`` (SVD dimension), ``n_jobs`` (joblib; default all cores), ``pool_sizes``,
+``budgets``, ``dim`` (SVD dimension; 64, or 32 with ``--quick``), ``n_jobs`` (joblib; default all cores), ``pool_sizes`` (0 skips Fig. 2),
 ``grid`` (S or L for a fact file), ``test_users`` (how many held-out users per seed).
 """
 
@@ -29,7 +29,7 @@ from toolkit.diagnostics.result import Result
 from toolkit.runs import RunContext
 
 QUICK = {"benchmarks": ("S",), "n_users": 10, "seeds": 1, "test_users": 10,
-         "pool_sizes": (1, 2, 4, 7), "fig2_users": 4}
+         "pool_sizes": (1, 3, 7), "fig2_users": 3, "dim": 32}
 FULL = {"benchmarks": ("S", "L"), "n_users": None, "seeds": 3, "test_users": None,
         "pool_sizes": (1, 2, 5, 10, 15), "fig2_users": 10}
 
@@ -134,10 +134,11 @@ def run(ctx: RunContext) -> Result:
     cfg = dict(QUICK if ctx.quick else FULL)
     opts = ctx.options
     seeds = int(opts.get("seeds", cfg["seeds"]))
-    dim = int(opts.get("dim", 32))
+    dim = int(opts.get("dim", cfg["dim"]))
     n_jobs = int(opts.get("n_jobs", -1))
     budgets = [int(b) for b in _as_list(opts.get("budgets"))] or None
     pool_sizes = [int(p) for p in _as_list(opts.get("pool_sizes"))] or list(cfg["pool_sizes"])
+    pool_sizes = [p for p in pool_sizes if p > 0]  # pool_sizes=0 skips Fig. 2
     n_tests = opts.get("test_users", cfg["test_users"])
     model = None if ctx.chat_model().is_offline else ctx.chat_model()
     for name in ("gating_greedy", "gating_greedy_capacity", "gating_context",
@@ -183,7 +184,16 @@ def run(ctx: RunContext) -> Result:
         label = {"S": "table2_S", "L": "table3_L"}.get(bname, f"table_{bname}")
         tables[label] = _summary_table(rhr, bname, paper)
     tables["warm_vs_universal"] = _warm_vs_universal(rhr)
-    tables["chosen_hyperparameters"] = pd.DataFrame(chosen)
+    ch = pd.DataFrame(chosen)
+    if not ch.empty:  # the most frequent choice per cell, and how often it was made
+        keys = ["benchmark", "policy", "budget"]
+        params = [c for c in ("tau", "alpha", "lam", "m") if c in ch.columns]
+        ch["setting"] = ch[params].astype(str).agg(" ".join, axis=1)
+        top = ch.groupby(keys, sort=False).setting.agg(lambda x: x.value_counts().index[0])
+        cnt = ch.groupby(keys, sort=False).setting.agg(lambda x: int(x.value_counts().iloc[0]))
+        ch = pd.DataFrame({"tau alpha lam m (most chosen)": top, "times": cnt,
+                           "splits": ch.groupby(keys, sort=False).size()}).reset_index()
+    tables["chosen_hyperparameters"] = ch
     # Fig. 2: pre-training pool size on the largest benchmark, first seed
     fig_bench = "L" if "L" in names else names[-1]
     pool_rows = []
@@ -210,7 +220,8 @@ def run(ctx: RunContext) -> Result:
     if not f1.empty:
         figures["fig1_learning_dynamics"] = _fig1(f1, fig_bench)
         fig1_tab = (f1[f1.benchmark == fig_bench].groupby(["policy", "budget", "decile"])
-                    .f1_gain.mean().reset_index())
+                    .f1_gain.mean().unstack("decile").reset_index())
+        fig1_tab.columns = [c if isinstance(c, str) else f"d{c}" for c in fig1_tab.columns]
         tables["fig1_learning_dynamics"] = fig1_tab
     if not pool.empty:
         figures["fig2_pool_size"] = _fig2(pool, fig_bench)

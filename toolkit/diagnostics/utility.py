@@ -71,6 +71,10 @@ def stats_rows(name: str, stats: dict, paper: dict) -> list[dict[str, Any]]:
     return rows
 
 
+def _dataset_first(df: pd.DataFrame) -> pd.DataFrame:
+    return df[["dataset"] + [c for c in df.columns if c != "dataset"]]
+
+
 def _scatter(per_user: pd.DataFrame):
     import seaborn as sns
 
@@ -131,13 +135,13 @@ def run(ctx: RunContext) -> Result:
                                           "louo_auc_std", "gap", "n_users", "n_self", "n_louo")}
         for sk in rep["skipped"]:
             text.append(f"{name}: {sk['user']} not scored ({sk['regime']}): {sk['reason']}")
-    table1 = compare_rows(t1)
+    table1 = _dataset_first(compare_rows(t1))
     per_user_df = pd.DataFrame(per_user)
 
-    st = compare_rows(stats_rows("simulated S", stream_stats(streams["simulated S"]),
+    st = _dataset_first(compare_rows(stats_rows("simulated S", stream_stats(streams["simulated S"]),
                                  paper["table5_S"])
                       + stats_rows("simulated L", stream_stats(streams["simulated L"]),
-                                   paper["table6_L"]))
+                                   paper["table6_L"])))
 
     # label validity: the §3.1 pipeline re-derives hits from later turns; compare with hidden
     label_users = _opt(ctx, "label_users", 4, 2)

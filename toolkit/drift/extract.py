@@ -98,6 +98,11 @@ def text_stats(text: str) -> TextStats:
     )
 
 
+def _distinct_hits(words: Sequence[str], vocab: frozenset[str]) -> int:
+    """Distinct cue words of ``vocab`` in ``words`` (a repeated word is one cue, not several)."""
+    return len(set(words) & vocab)
+
+
 def _hits(words: Sequence[str], vocab: frozenset[str]) -> int:
     return sum(1 for w in words if w in vocab)
 
@@ -132,7 +137,8 @@ def formality_score(text: str, stats: TextStats) -> float:
     """Formality on [0, 1] from function-word and readability statistics (see module doc)."""
     w = stats.words
     n = max(stats.n_words, 1) + 3  # three pseudo-words: short turns carry weaker evidence
-    up = (_hits(w, lx.ARTICLES) + _hits(w, lx.PREPOSITIONS) + sum(1 for x in w if _is_latinate(x))) / n
+    up = (_hits(w, lx.ARTICLES) + _hits(w, lx.PREPOSITIONS) + sum(1 for x in w if _is_latinate(x))
+          + _hits(w, lx.FORMAL_MARKERS)) / n
     down = (_hits(w, lx.PRONOUNS) * 0.5 + _hits(w, lx.INFORMAL) * 1.5 + stats.contractions) / n
     mean_len = sum(len(x) for x in w) / len(w) if w else 3.0
     chatty = (1.2 * stats.emoji + 0.6 * min(stats.exclaim, 4) + 0.8 * stats.repeated_punct
@@ -204,11 +210,18 @@ def emotion_probs(text: str, stats: TextStats, formality: float) -> dict[str, fl
     """Emotion distribution over :data:`EMOTIONS` from cue-word evidence (see module doc)."""
     w = stats.words
     laughs = sum(1 for x in w if _LAUGH.match(x))
-    joy = 1.1 * _hits(w, lx.JOY) + 0.6 * laughs + 0.6 * stats.emoji + 0.2 * min(stats.exclaim, 3)
+    joy = (1.1 * _distinct_hits(w, lx.JOY) + 1.2 * _phrase_hits(text, lx.JOY_PHRASES) + 0.6 * laughs
+           + 0.6 * stats.emoji + 0.2 * min(stats.exclaim, 3))
     focused = 0.8 * _hits(w, lx.FOCUSED) + 3.0 * max(0.0, formality - 0.6)
-    frustrated = (1.2 * _hits(w, lx.FRUSTRATED) + 1.5 * _phrase_hits(text, lx.FRUSTRATED_PHRASES)
-                  + 0.5 * stats.all_caps + 0.4 * len(re.findall(r"\?!|!\?", text)))
-    anxious = 1.3 * _hits(w, lx.ANXIOUS)
+    frustrated = (1.2 * _distinct_hits(w, lx.FRUSTRATED) + 1.5 * _phrase_hits(text, lx.FRUSTRATED_PHRASES)
+                  + 0.4 * len(re.findall(r"\?!|!\?", text)))
+    # shouting is ambiguous: it intensifies whichever of joy or frustration the words carry
+    caps = 0.5 * min(stats.all_caps, 4)
+    if joy > frustrated:
+        joy += caps
+    else:
+        frustrated += caps
+    anxious = 1.3 * _distinct_hits(w, lx.ANXIOUS)
     return _softmax({"joy": joy, "neutral": 1.0, "focused": focused, "frustrated": frustrated,
                      "anxious": anxious})
 

@@ -40,7 +40,13 @@ concerning respective respectively constraints requirements tradeoffs trade-offs
 JOY = frozenset("""
 love loved loving awesome amazing great yay excited exciting fun happy glad delighted wonderful
 fantastic cool nice yess yesss woohoo hooray enjoy enjoyed enjoying stoked thrilled cute best
+excellent brilliant perfect proud delicious beautiful incredible superb yippee celebrate
+celebrating excitement glad wow lucky
 """.split()) | frozenset({"haha", "hahaha", "lol", "lmao", "hehe"})
+
+#: multi-word joy cues
+JOY_PHRASES = ("can't wait", "cant wait", "so good", "made my day", "over the moon", "so happy",
+               "turned out great", "worked perfectly", "it worked", "finally works")
 
 FOCUSED = frozenset("""
 specifically precisely exactly detailed detail details step steps analyse analyze analysis
@@ -52,11 +58,27 @@ implications assess elaborate clarify requirements constraints relevant consider
 FRUSTRATED = frozenset("""
 ugh argh annoying annoyed frustrating frustrated frustration useless broken stupid hate hated
 again seriously wtf ridiculous terrible awful worst fail failed failing fails nonsense
-irritating irritated sick tired fed wrong crashes crashing crashed stuck
+irritating irritated sick tired wrong crashes crashing crashed stuck
+waste wasted wasting pointless hopeless unhelpful disappointed disappointing disappointment
+angry mad furious pissed sucks garbage trash horrible pathetic infuriating unacceptable
 """.split())
 
 FRUSTRATED_PHRASES = ("still not", "doesn't work", "does not work", "not working", "fed up",
-                      "for the third time", "once again", "makes no sense", "why won't", "why wont")
+                      "for the third time", "once again", "makes no sense", "why won't", "why wont",
+                      "still doesn't", "still isn't", "still won't", "didn't work", "did not work",
+                      "never works", "nothing works", "isn't working", "give up", "giving up",
+                      "for once", "already told", "i told you", "waste of time", "not helpful",
+                      "not helping", "doesn't help", "how many times", "what is wrong",
+                      "what's wrong", "sick of", "tired of", "had enough", "stop telling",
+                      "same advice", "same answer", "come on")
+
+#: words of a formal, written register that chat rarely uses (formality up)
+FORMAL_MARKERS = frozenset("""
+would shall kindly whom whereby wherein thereof therein hereby therefore furthermore moreover
+consequently accordingly nevertheless nonetheless hence thus regarding concerning pertaining
+pertains pursuant upon whilst obliged enquire inquire request furnish indicate outline
+elucidate principal respective respectively additionally subsequently particular
+""".split())
 
 ANXIOUS = frozenset("""
 worried worry worrying nervous anxious anxiety afraid scared fear concerned concern panic

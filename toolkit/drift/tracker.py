@@ -74,6 +74,10 @@ class TrackerConfig:
     min_groups: int = 2
     groups: tuple[tuple[str, ...], ...] = (("tone", "emotion"), ("length",), ("density", "formality"))
     strong: float = 2.0
+    label_persist: int = 3
+    label_share: float = 0.15
+    label_strong: float = 1.25
+    pooled: float = 1.25
     soft: float = 0.6
     prior_sd: dict[str, float] = field(default_factory=_default_prior_sd)
     prior_weight: float = 4.0
@@ -157,8 +161,8 @@ class PreferenceTracker:
         c = np.abs(diff) / (cfg.eps + np.sqrt(s2 / n_w + s2 / n_eff))
         return c, diff, s2, ref
 
-    def _score(self, dim: str, st: _DimState) -> tuple[float, int, int]:
-        """(C_t, level, run start): level 2 qualifies, 1 co-moves (soft), 0 neither.
+    def _score(self, dim: str, st: _DimState) -> tuple[float, int, int, bool]:
+        """(C_t, level, run start, label switch): level 2 qualifies, 1 co-moves (soft), 0 neither.
 
         The window is the last W turns; when the trailing turns that sit on the shifted side
         form a shorter run (>= ``persist``), the score is taken over that run instead, so a
@@ -169,9 +173,9 @@ class PreferenceTracker:
         m = len(seg)
         n_w = min(cfg.window, m - cfg.warmup)
         if n_w < max(1, cfg.persist) or m < 2:
-            return 0.0, 0, st.anchor
+            return 0.0, 0, st.anchor, False
         c, diff, s2, ref = self._window(dim, seg, n_w)
-        best = (0.0, 0, st.anchor)
+        best = (0.0, 0, st.anchor, False)
         trimmed: dict[int, tuple[np.ndarray, ...]] = {}
         for j in range(seg.shape[1]):
             sign = 1.0 if diff[j] >= 0 else -1.0
@@ -193,10 +197,22 @@ class PreferenceTracker:
                 lvl = 1
             else:
                 lvl = 0
-            cand = (score, lvl, st.anchor + m - run)
+            # a categorical label switch: the channel rising to the top of the whole window,
+            # every window turn on the new side, the reference's top category left behind
+            switch = (dim in CATEGORIES and lvl == 2 and sign > 0 and run >= cfg.label_persist
+                      and int(np.argmax(seg[-run:].mean(axis=0))) == j != int(np.argmax(ref))
+                      and self._rare_label(seg[:-run], j))
+            cand = (score, lvl, st.anchor + m - run, switch)
             if (lvl, score) > (best[1], best[0]):
                 best = cand
         return best
+
+    def _rare_label(self, base: np.ndarray, j: int) -> bool:
+        """Whether category ``j`` topped at most ``label_share`` of >= ``warmup`` + 1 reference turns."""
+        cfg = self.config
+        if len(base) < cfg.warmup + 1:
+            return False
+        return float(np.mean(np.argmax(base, axis=1) == j)) <= cfg.label_share
 
     def step(self, observed: dict | None) -> TurnState:
         """Add one turn's observation (``None`` for a missing one) and report the new state."""
@@ -205,22 +221,31 @@ class PreferenceTracker:
         scores = {d: 0.0 for d in cfg.dims}
         level: dict[str, int] = {}
         starts: dict[str, int] = {}
+        switched: dict[str, bool] = {}
         if observed is not None:
             for d in cfg.dims:
                 st = self._dims[d]
                 x = _as_array(d, observed[d])
                 st.obs.append(x)
                 st.ema = x.copy() if st.ema is None else cfg.beta * st.ema + (1 - cfg.beta) * x
-                score, lvl, start = self._score(d, st)
+                score, lvl, start, switch = self._score(d, st)
                 scores[d] = round(score, 4)
-                level[d], starts[d] = lvl, start
+                level[d], starts[d], switched[d] = lvl, start, switch
         changed: list[str] = []
         if cfg.detect:
             full = [d for d in cfg.dims if level.get(d) == 2]
             strong = [d for d in full if scores[d] >= cfg.strong * cfg.threshold]
             co = [d for d in cfg.dims if level.get(d, 0) >= 1]
-            n_groups = sum(1 for g in cfg.groups if any(d in co for d in g))
-            if (full and n_groups >= cfg.min_groups) or strong:
+            group_best = [max(scores[d] for d in g if d in co) for g in cfg.groups
+                          if any(d in co for d in g)]
+            n_groups = len(group_best)
+            # several independent groups co-moving just under the threshold: their pooled
+            # score (root sum of squares of each group's best) is held to a higher bar
+            broad = (n_groups >= cfg.min_groups
+                     and math.sqrt(sum(g * g for g in group_best)) >= cfg.pooled * cfg.threshold)
+            label = [d for d in cfg.dims if switched.get(d)
+                     and scores[d] >= cfg.label_strong * cfg.threshold]
+            if (full and n_groups >= cfg.min_groups) or strong or broad or label:
                 changed = [d for d in cfg.dims if level.get(d, 0) >= 1]
         for d in changed:
             st = self._dims[d]

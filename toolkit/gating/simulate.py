@@ -292,7 +292,10 @@ def _probe_text(rng: np.random.Generator, fact_text: str, topic: str) -> str:
 def simulate_users(size: str = "S", *, seed: int = 0, n_users: int | None = None,
                    n_sessions: int | None = None, shared_fraction: float = 0.5,
                    scale: float = 2.6) -> list[SimUser]:
-    """Simulated users with personas, fact streams, probe turns and their hidden utility."""
+    """Simulated users with personas, fact streams, probe turns and their hidden utility.
+
+    ``scale`` multiplies the standardised utility logit (larger: used facts are easier to tell).
+    """
     preset = _preset(size)
     users = int(preset["users"]) if n_users is None else int(n_users)
     return [_simulate_user(i, preset, seed=seed, n_sessions=n_sessions,

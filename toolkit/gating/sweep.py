@@ -263,11 +263,12 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     users = [bench.streams[u].user for u in tests]
     total = {bench.streams[u].user: bench.streams[u].n_hits for u in tests}
     # model-free and text gates
+    static_names = {"Oracle", "Universal", "Greedy", "Greedy (capacity)", "Context",
+                    "Context (capacity)"}
     statics = run_tasks(static_task, [
-        (bench.streams[u], budgets, {g: gates[g][u] for g in (gates or {}) if g in want}) for u in tests
-    ] if want & {"Oracle", "Universal", "Greedy", "Greedy (capacity)", "Context",
-                 "Context (capacity)"} else [], n_jobs)
-    for u, res in zip(tests, statics, strict=True):
+        (bench.streams[u], budgets, {g: gates[g][u] for g in (gates or {}) if g in want})
+        for u in tests] if want & static_names else [], n_jobs)
+    for u, res in zip(tests if statics else [], statics, strict=True):
         for pol, v in res.items():
             if pol == "total" or pol not in want:
                 continue
@@ -312,7 +313,7 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     return SweepResult(bench.name, seed, budgets, users, total, kept, f1, chosen)
 
 
-def prepare_benchmark(name: str, facts: Sequence, *, grid: str | None = None, dim: int = 32,
+def prepare_benchmark(name: str, facts: Sequence, *, grid: str | None = None, dim: int = 64,
                       seed: int = 0, budgets: Sequence[int] | None = None,
                       featurizer: Any = None) -> Benchmark:
     """Streams, features (fitted on texts only) and the B.2 split sizes for a fact list.

@@ -33,6 +33,7 @@ REASONS: dict[str, str] = {
     "friction": "persist: recurring friction",
     "preference": "persist: first-person standing preference",
     "retraction": "persist: retraction of an earlier rule",
+    "condition": "persist: a generic activating condition (recurring by construction)",
     "classifier": "persist: classifier on a grounded cue",
     "no_signal": "task_local: no learning signal in the message",
     "temporary": "task_local: limited to this task or change",
@@ -174,7 +175,7 @@ def allowed_decisions(cues: Cues, signal: bool) -> tuple[tuple[Decision, ...], s
         return ("task_local",), "temporary"
     if cues.vague and cues.deictic and not (cues.lasting or cues.friction):
         return ("task_local",), "current_task"
-    if cues.vague:
+    if cues.vague and not (cues.hedged and (cues.firm_lasting or cues.friction)):
         return ("defer",), "vague"
     if cues.friction:
         return ("persist", "defer"), "friction"
@@ -182,6 +183,8 @@ def allowed_decisions(cues: Cues, signal: bool) -> tuple[tuple[Decision, ...], s
         return ("persist", "defer"), "lasting"
     if cues.scope == "project" and not cues.deictic:
         return ("persist", "defer"), "project"
+    if cues.generic_condition:
+        return ("persist", "defer"), "condition"
     if cues.retraction:
         return ("persist", "defer"), "retraction"
     if (cues.preference or cues.explicit_global) and not cues.deictic:
@@ -213,8 +216,9 @@ def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admissi
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
     quotes = tuple(q for q in cues.quotes if q and q in rec.text)
-    grounded = any(s.kind in {"lasting", "friction", "project", "preference", "retraction", "global"}
-                   for s in cues.spans) and cues.behavior_quote is not None
+    grounded = (any(s.kind in {"lasting", "friction", "project", "preference", "retraction",
+                               "global"} for s in cues.spans) or cues.generic_condition) \
+        and cues.behavior_quote is not None
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
         decision, reason = "defer", "no_behavior"
     if decision == "persist" and not grounded:

@@ -39,7 +39,11 @@ _LASTING = [
     r"sessions?|projects?|requests?|code)\b",
     r"\balways\b", r"\bnever\b(?! mind)", r",\s*ever\b", r"\bever again\b", r"\bnot ever\b", r"\bdon'?t ever\b", r"\bdo not ever\b",
     r"\bevery (?:single )?time\b", r"\beach time\b", r"\bany ?time\b", r"\bwhenever\b",
-    r"\bin general\b", r"\bgenerally\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
+    r"\bin general\b", r"\bgenerally\b", r"(?:^|(?<=[.!?,;:]\s))ever\b(?=\s*[.!]|\s*$)",
+    r"^(?:(?:general|standing|house|new|permanent|global) )?(?:rule|standard|policy|convention|"
+    r"preference|principle|guideline|default)s?(?: (?:for you|from me))?\s*:",
+    r"\b(?:in|for|across) (?:all|every|each|any) (?:(?:of )?(?:my|our|your|the) )?(?:output|outputs|"
+    r"answers?|responses?|replies|messages?|scripts?|functions?|files?|modules?|code you write)\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
     r"\bby default\b", r"\bat all times\b", r"\bpermanently\b", r"\bfor good\b",
     r"\bas a matter of course\b", r"\bstanding (?:rule|instruction|order)\b",
     r"\bon (?:every|all|each) (?:\w+ ){0,2}(?:tasks?|changes?|commits?|prs?|pull requests?|"
@@ -82,7 +86,16 @@ _FRICTION = [
     r"sixth|tenth|\d+(?:st|nd|rd|th)|nth|umpteenth|hundredth|millionth|thousandth|same) time\b",
     r"\b(?:told|asked|said|mentioned|reminded|explained|corrected)(?: you)?(?: this| that| it)?"
     r"(?: \w+){0,3}? (?:times|(?:a )?(?:bunch|lot|ton|dozen|hundred) (?:of )?times)\b",
-    r"\bagain with (?:the|this|that|these|those)\b", r"\b(?:so|too) many times\b",
+    r"\bagain with (?:the|this|that|these|those)\b",
+    r"\bI(?:'ve| have) (?:already )?(?:said|told you|asked(?: you)?|mentioned|explained) (?:this|that|it)"
+    r"(?=\s*(?:[:;!,\u2013\u2014-]|\.|$))", r"(?:^|(?<=[.!?]\s))(?:\w+[,.!]*\s+)?again\s*[?!]+",
+    r"(?:^|(?<=[.!?]\s))(?:\w+[,.!]*\s+)?again,", r"\bwhy (?:do|did) I (?:have|need) to\b",
+    r"(?<!first )(?<!last )(?<!next )\b(?:second|third|fourth|fifth|sixth|tenth|nth|umpteenth|"
+    r"hundredth|millionth|thousandth|\d+(?:st|nd|rd|th)) time\b",
+    r"\byou (?:did|made|do|are doing|'re doing) (?:the )?(?:exact )?same (?:thing|mistake)\b",
+    r"\b(?:same|this) (?:thing|mistake) (?:as )?(?:yesterday|last time|before)\b",
+    r"\bI'?m (?:\w+ ){0,2}(?:tired|sick) of (?:telling|reminding|asking|saying|repeating|having to|"
+    r"correcting|fixing)\b", r"\blost count\b", r"\b(?:so|too) many times\b",
 ]
 _TEMPORARY = [
     r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
@@ -94,7 +107,9 @@ _TEMPORARY = [
     r"this one|this specific) " + _TASK_NOUNS + r"\b(?: (?:only|alone))?",
     r"\bthis " + _TASK_NOUNS + r" (?:only|alone)\b",
     r"\bonly (?:for|in|on) this\b", r"\bjust (?:for|in|on) this\b",
-    r"\buntil (?:further notice|we|I|the|this|it)\b", r"\bnot (?:a|as a) (?:general |lasting |"
+    r"\buntil (?:further notice|we|I|the|this|it)\b",
+    r"\b(?:the )?(?:rest|remainder|remaining part) of (?:this|the|today'?s?|the current) "
+    + _TASK_NOUNS + r"?\b", r"\bnot (?:a|as a) (?:general |lasting |"
     r"permanent )?rule\b", r"\bone-?off\b", r"\b(?:does|do)n'?t (?:need to )?(?:make|turn) (?:it|this)"
     r" (?:into )?a (?:rule|habit)\b", r"\bnot (?:in )?general\b",
 ]
@@ -113,7 +128,7 @@ _VAGUE = [
     r"it fits|it matters)\b",
     r"\bwhen(?:ever)? (?:it(?:'s| is) )?(?:useful|helpful|relevant|appropriate|sensible|"
     r"warranted|worth it|worthwhile|reasonable)\b",
-    r"\b(?:if|when(?:ever)?) you (?:think|feel|find|judge|believe|deem|reckon)\b",
+    r"\b(?:if|when(?:ever)?|where(?:ver)?) you (?:think|feel|find|judge|believe|deem|reckon)\b",
     r"\b(?:use|at) your (?:own )?(?:judg(?:e)?ment|discretion)\b",
     r"\bdepending on (?:the )?(?:situation|context|circumstances|case)\b",
     r"\bin (?:some|certain) (?:cases|situations|circumstances|contexts)\b",
@@ -124,14 +139,23 @@ _VAGUE = [
     r"\bif (?:it'?s|it is) (?:worth it|useful|helpful|a good idea|appropriate|relevant|needed|"
     r"necessary|reasonable|sensible)\b", r"\b(?:if|when) (?:it|that) (?:seems|feels) (?:\w+ ?)+?\b",
     r"\bwhen(?:ever)? (?:it(?:'s| is)|things are) (?:a good (?:time|idea|fit)|the right time)\b",
-    r"\bmaybe\b", r"\bperhaps\b", r"\b(?:might|could) (?:want to|help|be (?:nice|good|worth|helpful|useful))\b",
-    r"\bit (?:would|'d) be (?:nice|good|great) (?:if|to)\b", r"\bin the right (?:cases|situations|"
+    r"\bin the right (?:cases|situations|"
     r"circumstances|spots?|places?)\b", r"\bin the appropriate\b", r"\bthe right (?:moment|time)\b",
     r"\bwhen (?:it is|it's) called for\b", r"\bas you see fit\b", r"\bif you see fit\b",
-    r"\bif you (?:want|like|wish|prefer)\b(?! me\b)", r"\bfeel free to\b", r"\bideally\b",
     r"\bif (?:time|it) permits\b", r"\bif you have (?:the )?time\b", r"\bif (?:it'?s )?convenient\b",
     r"\bwhen(?:ever)? (?:it'?s )?convenient\b", r"\bwhen(?:ever)? you have (?:a moment|time|the time)\b",
 ]
+# hedges on commitment (not on activation): vague alone, but a firm lasting cue outweighs them
+# ("it'd be great if you always added tests from now on" is a politely worded lasting rule)
+_HEDGE = [
+    r"\bmaybe\b", r"\bperhaps\b", r"\b(?:might|could) (?:want to|help|be (?:nice|good|worth|"
+    r"helpful|useful))\b", r"\b(?:it )?(?:would|'d) be (?:nice|good|great|helpful|welcome|"
+    r"appreciated|lovely|cool)\b", r"\bif you (?:want|like|wish|prefer)\b(?! me\b)",
+    r"\bfeel free to\b", r"\bideally\b",
+]
+# lasting cues too weak to outweigh a hedge ("would be nice in general")
+_WEAK_LASTING = re.compile(r"(?i)^(?:in general|generally|remember (?:to|that|this)|keep in mind|"
+                           r"don'?t forget (?:to|that)|next time)$")
 _RETRACTION = [
     r"\bstop doing\b", r"\b(?:you can|feel free to|please) stop\b", r"\bno longer\b",
     r"\banymore\b", r"\bany more\b(?= *[.!,;]|$)", r"\bforget (?:about )?(?:the|that|my|this) "
@@ -150,7 +174,7 @@ _PREFERENCE = [
     r"prioriti[sz]e|require|need|steer clear|buy|wear|drive|will only|will not|won'?t|"
     r"(?:do not|don'?t|never) (?:like|want|enjoy|care for|eat|drink|use|watch|read|play|listen|"
     r"wear|buy|support|trust|go|consume))\b",
-    r"\bI(?:'m| am)(?: \w+ly)? (?:a |an )?(?:vegan|vegetarian|allergic|lactose|gluten|not a fan|"
+    r"\bI(?:'m| am)(?: \w+ly| very| really| quite| so| extremely| highly)? (?:a |an )?(?:vegan|vegetarian|allergic|lactose|gluten|not a fan|"
     r"a (?:big |huge )?fan|into|afraid|scared|terrified|sensitive|intolerant|on a|trying to|against|"
     r"more of|uncomfortable|passionate|committed|opposed|averse|uninterested|fascinated|"
     r"not (?:a fan|into|comfortable|keen|interested)|an? (?:\w+ )?(?:vegan|advocate|enthusiast|"
@@ -160,7 +184,8 @@ _PREFERENCE = [
     r"disdain|objection|tolerance|bias|issues|anxiety|disability|skin)\b",
     r"\bI (?:find|consider) (?:[\w'-]+ ){1,8}?(?:ineffective|distracting|boring|tedious|hard|"
     r"difficult|confusing|unengaging|disorienting|annoying|useless|overwhelming|stressful|"
-    r"uncomfortable|too \w+)\b",
+    r"uncomfortable|too \w+|(?:un|dis)\w+ing|off-putting|unpleasant|unappealing|\w+ive|"
+    r"\w+ful|\w+less|\w+ous)\b",
     r"\bI (?:get|feel|become) (?:\w+ )?(?:uncomfortable|anxious|nauseous|sick|overwhelmed|"
     r"stressed)\b",
     r"\bmy (?:preference|rule|style|taste)\b", r"\bI want (?:my|all|every|things)\b",
@@ -178,14 +203,17 @@ _DEICTIC = [
 ]
 # explicit project / repository scope ("in this repo", "in the billing-api project")
 _PROJECT_SCOPE = [
-    r"\b(?:in|for|across|within|throughout|on|to) (?:this|our|my) (?:current |whole |entire )?"
+    r"\b(?:in|for|across|within|throughout|on|to|of) (?:this|our|my) (?:current |whole |entire )?"
     + _PROJECT_NOUNS + r"\b(?!-wide)(?: only)?",
     r"\b(?:in|for|across|within|throughout|on) (?:the |our |my )?(?!(?:this|that|a|an|same|every|"
     r"each|any|all|other|new)\b)(?:[\w.\-/]*[\w\-/] ){0,2}(?P<name>`?[A-Za-z0-9_][\w.\-/]*`?)"
     r" (?:project|repo|repository|codebase|monorepo|service|package|app)\b",
     r"\b(?:in|for|across|within|throughout|on) (?:the )?(?:project|repo|repository|codebase) "
     r"(?P<name2>`?[A-Za-z0-9_][\w.\-/]*`?)",
-    r"\b(?:project|repo|repository|codebase)[- ]wide\b", r"\bthis " + _PROJECT_NOUNS + r"'s\b",
+    r"\b(?:project|repo|repository|codebase)[- ]wide\b",
+    r"^(?:(?:in|for|on|within|across|throughout) )`?(?P<name3>[a-z0-9]+(?:[-_][a-z0-9]+)+)`?"
+    r"(?= we\b| our\b|,? (?:we|our|always|never|please|don'?t|do not|use|prefer|keep|avoid|put|"
+    r"write|stick|follow|every|all)\b)", r"\bthis " + _PROJECT_NOUNS + r"'s\b",
     r"\b(?:this|our) (?:project|repo|repository|codebase)\b",
     r"(?:^|(?<=[.!?]\s))(?:our|the|this) (?:[\w.-]+ ){0,2}(?:codebase|repo|repository|project|"
     r"monorepo|service|app|crate)(?= (?:(?:only|always|never|already|now|still|generally|"
@@ -288,6 +316,9 @@ class Cues:
     behavior_quote: str | None = None
     deictic: bool = False
     spans: tuple[Span, ...] = field(default=(), repr=False)
+    hedged: bool = False
+    firm_lasting: bool = False
+    generic_condition: bool = False
 
     def features(self) -> dict[str, float]:
         """Numeric cue features (for classifiers); keys are stable."""
@@ -450,9 +481,25 @@ def _scope_giving(text: str, project: list[Span], deictic: bool) -> list[Span]:
         possessive = text[sp.end:sp.end + 2] == "'s"
         if fronted and not possessive:
             kept.append(sp)
-        elif not (deictic or possessive or _ONE_OFF.match(sentence)):
+        elif not (deictic or possessive or _ONE_OFF.match(sentence)
+                  or _DEFINITE_EDIT.match(sentence)):
             kept.append(sp)
     return kept
+
+
+# a one-off edit of one definite thing: "Update the README ...", "Add a test for the parser ..."
+_DEFINITE_EDIT = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you|now|also|then|and|just)\s+)*(?:add|update|"
+    r"change|remove|edit|modify|refactor|clean up|tidy(?: up)?|rewrite|move|split|extract|"
+    r"document|comment|format|convert|migrate|upgrade|downgrade|replace|optimi[sz]e|speed up|"
+    r"simplify|shorten|bump|correct|adjust|tweak|improve|create|write|make)\s+(?:(?:a|an|the|"
+    r"that|this|those|these|its|my|our)\s+)?(?:[\w.`'/-]+\s+){0,3}?(?:to|in|for|of|on)\s+"
+    r"(?:the|that|this|my|our)\b(?!\s+(?:project|repo|repository|codebase|monorepo|service|app|"
+    r"package|library|crate)\b)"
+    r"|^(?:(?:please|pls|can you|could you|would you|now|also|then|and|just)\s+)*(?:update|"
+    r"change|remove|edit|modify|refactor|clean up|tidy(?: up)?|rewrite|move|split|extract|"
+    r"document|format|convert|migrate|replace|optimi[sz]e|simplify|shorten|correct|adjust|tweak|"
+    r"improve)\s+(?:the|that|this|those|these|its|my)\b", _F)
 
 
 def _exception(text: str) -> Span | None:
@@ -468,13 +515,29 @@ def _exception(text: str) -> Span | None:
 def _project_name(spans: list[Span]) -> str | None:
     """A project name from an explicit ``in the <name> repo`` phrase, if any."""
     for s in spans:
-        m = re.search(_PROJECT_SCOPE[1], s.text, _F) or re.search(_PROJECT_SCOPE[2], s.text, _F)
+        m = next((x for x in (re.search(pat, s.text, _F) for pat in _PROJECT_SCOPE if "?P<" in pat)
+                  if x), None)
         if m:
-            name = (m.groupdict().get("name") or m.groupdict().get("name2") or "").strip("`'")
+            g = m.groupdict()
+            name = (g.get("name") or g.get("name2") or g.get("name3") or "").strip("`'")
             if name and name.lower() not in {"this", "our", "the", "my", "current", "whole", "entire",
                                              "same", "new", "main", "other", "any", "every"}:
                 return name
     return None
+
+
+def _merge_fragments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join runs of one-word "sentences" ("Do. Not. Use. Var.") into one emphatic clause."""
+    out: list[tuple[int, int]] = []
+    short_run = False
+    for a, b in spans:
+        short = len(text[a:b].split()) <= 1
+        if short and short_run and out:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+        short_run = short
+    return out
 
 
 def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
@@ -482,7 +545,7 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
 
     Returns ``(cleaned behaviour, longest exact substring of it in the message)``.
     """
-    sentences = _sentences(text)
+    sentences = _merge_fragments(text, _sentences(text))
     if not sentences:
         return None, None
     mask = [True] * len(text)
@@ -508,9 +571,68 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
         if best is None or score > best[0]:
             best = (score, cleaned, longest)
     if best is None:
+        # a friction sentence that is all cue ("You forgot the tests AGAIN"): the complaint itself
+        # names the behaviour once the repetition words are dropped
+        for a, b in sentences:
+            m = re.match(r"(?i)^(.*?\w)[\s,]*(?:(?:yet|once|all over) )?again\b", text[a:b].strip())
+            if m and len(m.group(1).split()) >= 3:
+                best = (0.0, m.group(1), m.group(1))
+                break
+    if best is None:
         return None, None
     cleaned = best[1][:1].upper() + best[1][1:]
     return cleaned, best[2] or None
+
+
+_AGENTIVE_BEFORE = frozenset(
+    "you we i please pls should must to and or but so just also will would could can do "
+    "shall ll 'll then yes no ok okay and hey dude seriously rule note fyi btw".split())
+_ARTEFACT = re.compile(
+    r"(?i)\b(?:this|that|the|your|these|those) (?:\w+ ){0,2}(?:function|method|class|loop|query|test|"
+    r"endpoint|file|script|component|handler|regex|code|module|call|request|route|job|query|"
+    r"migration|check|build|service|api|helper|snippet|thing|one)s?(?: (?:you|I) (?:\w+ed|wrote|"
+    r"made|built))?(?: (?:just|now|currently|still))? $")
+
+
+def _descriptive(text: str, span: Span) -> bool:
+    """An always/never that describes an artefact ("the function you wrote always returns None")."""
+    if span.text.lower() not in {"always", "never"}:
+        return False
+    start = max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1
+    before = text[start:span.start]
+    words = re.findall(r"[\w']+", before.lower())
+    if not words or words[-1] in _AGENTIVE_BEFORE:
+        return False
+    after = text[span.end:]
+    if _ARTEFACT.search(before):
+        return True
+    return bool(re.match(r"\s+(?!is\b|has\b|does\b|was\b)[a-z]+(?<!s)s\b", after)) and \
+        words[-1] not in {"it", "this", "that", "code", "everyone"} and not re.search(
+            r"(?i)\b(?:project|repo|repository|codebase|monorepo|service|app|crate|team)\b", before)
+
+
+_GENERIC_COND = re.compile(
+    r"^(?:(?:when(?:ever)?|if|once|as soon as|before|after|prior to|provided that)\s+(?:"
+    # a generic "you" doing a recurring kind of thing (not "when you're done", "if you can")
+    r"(?:you|we)(?:'re| are)?\s+(?!(?:done|finished|ready|able|can|could|want|wish|like|need|think|"
+    r"see|feel|agree|mind|prefer|get a chance|have (?:time|a (?:moment|chance))|are done|"
+    r"reckon|believe|find (?:it|that)|judge|deem)\b)[a-z]+"
+    # an indefinite or quantified subject ("if a migration ...", "when any test ...")
+    r"|(?:a|an|any|anyone|someone|something|anything|there(?:'s| is| are)|some|new)\s+\w"
+    # a gerund ("before committing", "when writing SQL")
+    r"|[a-z]+ing\b"
+    # a bare plural subject with a verb ("when tests fail")
+    r"|[a-z]+s\s+(?:are|fail|change|break|need|have|get|contain|touch|use|exceed|grow|run|"
+    r"return|look|go|come|depend|import|call|take)\b)"
+    # a restriction by kind ("for YAML files", "for any new endpoint")
+    r"|(?:for|in|on|within|inside|under|across|with|to)\s+(?:(?:any|every|each|all|new)\b|"
+    r"(?!(?:the|this|that|these|those|my|your|our)\b)(?:[\w.*`'/-]+\s+){0,3}[\w`'-]+s\b"
+    r"(?![\w\s]*\b(?:this|that|the)\b)))", _F)
+
+
+def _generic_condition(condition: str) -> bool:
+    """Whether an activating clause names a recurring kind of situation (so the rule lasts)."""
+    return bool(_GENERIC_COND.match(condition.strip()))
 
 
 def _is_friction_only(sentence: str) -> bool:
@@ -528,10 +650,14 @@ def parse_cues(text: str) -> Cues:
     original = text
     # same-length normalisation so offsets still index the original message
     text = text.translate(_SAME_LENGTH)
-    lasting = _finditer(_LASTING, text, "lasting")
+    lasting = [s for s in _finditer(_LASTING, text, "lasting") if not _descriptive(text, s)]
     friction = _finditer(_FRICTION, text, "friction")
     temporary = _finditer(_TEMPORARY, text, "temporary")
     vague = _finditer(_VAGUE, text, "vague")
+    hedges = [h for h in _finditer(_HEDGE, text, "vague")
+              if not any(v.start < h.end and h.start < v.end for v in vague)]
+    hedged = bool(hedges) and not vague
+    vague = sorted(vague + hedges, key=lambda v: v.start)
     retraction = _finditer(_RETRACTION, text, "retraction")
     preference = _finditer(_PREFERENCE, text, "preference")
     project = _finditer(_PROJECT_SCOPE, text, "project")
@@ -556,7 +682,9 @@ def parse_cues(text: str) -> Cues:
     if condition is not None and any(v.start < condition.end and condition.start < v.end
                                      for v in vague):
         condition = None
-    removed = lasting + friction + temporary + vague + project + explicit_global
+    generic = condition is not None and not deictic and _generic_condition(condition.text)
+    removed = [s for s in lasting if s.text.lower() != "never"]
+    removed += friction + temporary + vague + project + explicit_global
     removed += [s for s in (condition, exception) if s is not None]
     behavior, behavior_quote = _behavior(text, removed)
     is_lasting = bool(lasting)
@@ -604,4 +732,7 @@ def parse_cues(text: str) -> Cues:
         behavior_quote=behavior_quote,
         deictic=bool(deictic),
         spans=spans,
+        hedged=hedged,
+        generic_condition=generic,
+        firm_lasting=any(not _WEAK_LASTING.match(s.text.strip()) for s in lasting),
     )

@@ -28,15 +28,18 @@ from toolkit.llm.prompts import load_prompt
 from toolkit.records import ResolutionInput, ResolutionOutput, Rule, Update
 from toolkit.rules.library import Change
 from toolkit.rules.resolution_cues import (
+    CHANGE_TIME,
     CONTRAST,
     NEGATION,
     RETRACT,
     SegmentCues,
     content_stems,
+    index_terms,
     segment_cues,
     split_segments,
     stance,
     strip_clauses,
+    term_weight,
     values,
 )
 from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
@@ -161,7 +164,27 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     if cues.global_scope and rule.scope.startswith("project"):
         return True
     have = [*rule.conditions, *rule.exceptions]
-    return any(not _covered(c, have) for c in (*cues.conditions, *cues.exceptions))
+    if any(not _covered(e, have) for e in cues.exceptions):
+        return True
+    # a condition the rule's own wording already carries ("when updating branches") is not new
+    return any(not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6
+               for c in cues.conditions)
+
+
+def _contained(clause: str, text: str) -> float:
+    """Weighted share of the clause's terms that ``text`` contains."""
+    ct, tt = set(index_terms(clause)), set(index_terms(text))
+    total = sum(term_weight(t) for t in ct)
+    return sum(term_weight(t) for t in ct & tt) / total if total else 0.0
+
+
+def _rule_coverage(clause: str, rule: Rule, w: TermWeights | None) -> float:
+    """Weighted share of the rule's terms that the clause mentions (is it about the same thing?)."""
+    rt = {t for t in index_terms(rule_text(rule)) if not t.startswith("@")}
+    ct = set(index_terms(clause))
+    weight = w or term_weight
+    total = sum(weight(t) for t in rt)
+    return sum(weight(t) for t in rt & ct) / total if total else 0.0
 
 
 def _scope_of(cues: SegmentCues, rule: Rule | None) -> str:
@@ -228,6 +251,8 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
         if rule is not None and cues.restatement:
             return [Proposal("reuse", rule.id, q)], ambiguous  # "Ugh, X again." is a restatement
         return [], False
+    if rule is None and not content_stems(cues.behavior):
+        return [], ambiguous  # "I need that every time": nothing new to store on its own
     if rule is None:
         return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
                          conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
@@ -242,7 +267,15 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
                and not CONTRAST.search(cues.behavior) and not CONTRAST.search(rule.behavior))
     vc, vr = values(cues.behavior), values(rule_text(rule))
     new_value = bool(vc) and bool(vr) and not (vc & vr)
-    if cues.replacement or _conflicts(cues.text, rule.behavior) or flipped or new_value:
+    changing = cues.replacement or _conflicts(cues.text, rule.behavior) or flipped or new_value
+    if changing and cues.conditions and _new_applicability(cues, rule):
+        # "when the file is short, show it whole instead": the rule stands, with an exception
+        return [_revision(cues, rule, q)], ambiguous
+    if not changing and CHANGE_TIME.search(cues.text) and not cues.restatement \
+            and not _new_applicability(cues, rule) and best[0] < 0.9 \
+            and _rule_coverage(cues.behavior, rule, w) >= 0.4:
+        changing = True  # "docstrings in Google style going forward" changes the stored rule
+    if changing:
         return [Proposal("replace", rule.id, q, behavior=cues.behavior,
                          scope=_scope_of(cues, rule), conditions=cues.conditions,
                          exceptions=cues.exceptions)], ambiguous
@@ -376,6 +409,10 @@ def resolve_offline(record: ResolutionInput, *, index: RuleIndex | None = None,
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out = [_revision(cues, tgt, cues.text)]
         props.extend(out)
+    if any(p.target is not None for p in props):
+        # a short clause next to one that names a rule elaborates it ("SELECT, not select.")
+        props = [p for p in props if not (p.op == "add" and not segment_cues(p.quote).lasting
+                                          and len(content_stems(segment_cues(p.quote).behavior)) <= 2)]
     res.proposals, res.dropped = check_and_revise(_merge(props), record, weights=w)
     return res
 

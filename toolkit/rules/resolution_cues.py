@@ -213,7 +213,8 @@ def content_stems(text: str) -> list[str]:
 def concepts(text: str) -> dict[str, set[int]]:
     """Concepts mentioned in ``text`` and the poles used (0/1; concepts without poles use 0)."""
     out: dict[str, set[int]] = {}
-    for s in content_stems(text):
+    compounds = [stem(w) for w in words(text) if "-" in w.strip("-") and w not in STOP]
+    for s in compounds + content_stems(text):
         hit = _CONCEPT_OF.get(s)
         if hit:
             out.setdefault(hit[0], set()).add(hit[1])
@@ -283,10 +284,11 @@ REPLACE = _P(r"\b(instead of|instead|rather than|in place of|switch(ed|ing)? (to
              r"migrate|prefer \w+( \w+)? over|not \w+( \w+)? but|no more \w+[,;:.]?\s|"
              r"now (use|prefer|want|go with)|use \w+ now|from now on use|these days|"
              r"go with|opposite|reverse|the other way)\b")
-RESTATE = _P(r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
+RESTATE = _P(r"(^\s*(where('s| is| are)|why (is|isn't|aren't|didn't|did you|no|not)|what happened to)\b|"
+             r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
               r"i (already|'ve already|have already) (said|asked|told)|remember|still|"
               r"keep (on )?|reminder|once more|as before|as usual|same as before|"
-              r"i told you)\b")
+              r"i told you)\b)")
 
 _SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|monorepo)"
 PROJECT = _P(rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
@@ -316,6 +318,8 @@ EXCEPTION = _P(r"\b(except( for| when| in| on| if)?|unless|apart from|other than
                r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
                r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
                r"inside|during) )\b[^.;!?]*")
+CHANGE_TIME = _P(r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
+                 r"henceforth|from today|these days|nowadays)\b")
 WIDEN = _P(r"\b(not just|not only|(as well|too)(?=\s*([,.;!?]|$|from|going))|also (for|to|in|on)|in addition to|including|"
            r"extend (it|this|that|the rule) to|applies to \w+ as well)\b")
 CONTRAST = _P(r"(\b(instead|rather|over|not \w+(,| but)|but use|in place of|versus|vs)\b|, (use|not) \w)")
@@ -410,6 +414,9 @@ def segment_cues(text: str) -> SegmentCues:
     conds = _add_clause(_clauses(CONDITION, text), shared.condition)
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
+    # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
+    conds = tuple(dict.fromkeys(
+        t for t in (_TRAIL.sub("", c.split(",")[0]).strip(" ,;:") for c in conds) if t))
     temporary = bool(TEMPORARY.search(low)) or shared.temporary
     lasting = bool(LASTING.search(low)) or shared.lasting
     if temporary:
@@ -423,7 +430,7 @@ def segment_cues(text: str) -> SegmentCues:
         restatement=bool(RESTATE.search(low)) or shared.friction, negated=bool(NEGATION.search(behavior.lower())),
         project=proj, global_scope=bool(GLOBAL.search(low)) or shared.explicit_global, conditions=conds, exceptions=excs,
         directive=bool(DIRECTIVE.search(low) or CONTRAST.search(low) or concepts(text) or conds
-                       or excs or proj),
+                       or excs or proj or CHANGE_TIME.search(low)),
         widen=bool(WIDEN.search(low)), behavior=behavior or text,
         quotes=(text,),
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
 import json
+from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -12,7 +12,7 @@ stays silent and says why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from toolkit.profiles import Check as CheckSpec
@@ -24,11 +24,11 @@ from toolkit.simuser.checks import (
     Check,
     Cleanup,
     CodeStyle,
+    CommitFormat,
     Forbid,
     Headings,
     JsonFields,
     ListFormat,
-    CommitFormat,
     Matcher,
     MaxCount,
     MaxItems,
@@ -40,6 +40,7 @@ from toolkit.simuser.checks import (
     Unknown,
     matcher,
 )
+from toolkit.simuser.conditions import SYNONYMS
 
 _GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
 _NOISE = frozenset(lx.ADJECTIVE_NOISE | {tx.stem(w) for w in lx.ADJECTIVE_NOISE})
@@ -253,6 +254,11 @@ def _rule_length(body: str, out: list[Check]) -> None:
             continue
         else:
             out.append(MaxCount(unit, n))
+    for m in re.finditer(_NUM + r"\s*(?:or|to|-)\s*" + _NUM + r"\s+" + _UNITS + r"\s+(?:is|are|should be)?\s*"
+                         r"(?:plenty|enough|fine|the max|max|tops|ideal|about right)", body, re.I):
+        n = tx.parse_number(m.group(2))
+        if n:
+            out.append(MaxCount(_unit(m.group(3)), n))
     for m in _MAX_RX2.finditer(body):
         n = tx.parse_number(m.group(1))
         if n:
@@ -278,7 +284,7 @@ def _rule_brevity(body: str, out: list[Check]) -> None:
         if re.search(r"\b(in|for|on|to)\s+$", body[max(0, pos - 6): pos]) or re.match(
                 r"\w+\s+(summary|summaries|note|notes|list|description|comment|intro|overview|line|sentence|"
                 r"tl;?dr|recap|paragraph|title|header|explanation of why|reason|justification)\b", body[pos:], re.I) or \
-                re.match(r"short\s+(questions?|tasks?|answers?|fix|change|requests?)\b", body[pos:], re.I):
+                re.match(r"short\s+(questions?|tasks?|fix|change|requests?)\b", body[pos:], re.I):
             continue
         neg = tx.negated_at(body, pos, window=3)
         if neg:
@@ -341,6 +347,9 @@ def _rule_tone(body: str, out: list[Check]) -> None:
             out.append(Forbid("exclamation marks", Matcher((), (r"(?<![=!<>])!(?!=)",)), task_override=False,
                               ask="tone down the exclamation marks"))
         break
+    if re.search(r"\b24[- ]?(hour|hr|h)\b|\bmilitary time\b", low):
+        out.append(Forbid("12-hour times", Matcher((), (r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)",)),
+                          task_override=False, ask="write times on the 24-hour clock"))
     for _pos, neg in _cue(body, r"\b(hype|hyp(ing|ed)|superlatives?|marketing[- ]speak|salesy|sales pitch|"
                                r"overselling|oversell|gushing|breathless|evangeli\w*)\b"):
         if neg or re.search(r"\b(neutral|objective|balanced|measured|sober)\b", low):
@@ -508,12 +517,14 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
 
 def _rule_cleanup(body: str, out: list[Check]) -> None:
     low = body.lower()
-    if re.search(r"\b(clean(ing)?[- ]?up|tidy|remove|delete|get rid of|don't leave|do not leave|never leave|"
-                 r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purge|wipe)\b", low) and \
+    if re.search(r"\b(clean(ing)?[- ]?up|tidy|remov\w*|delet\w*|get rid of|don't leave|do not leave|never leave|"
+                 r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purg\w*|wip\w*|nothing in the "
+                 r"(repo|repository|workspace|root))\b", low) and \
             re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
                       r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
-                      r"__pycache__|helper scripts?|test scripts?|one-off|repro|junk|workspace|working tree|"
-                      r"files? (i|you) created|files? (that )?(you|i) (made|created|added))\b", low):
+                      r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
+                      r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
+                      low):
         extra = []
         for m in re.finditer(r"`([^`]+)`|(\*\.\w+)", body):
             g = m.group(1) or m.group(2)
@@ -615,6 +626,13 @@ def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
 
 
 def _objects(words_: list[str]) -> Matcher:
+    m = _objects_plain(words_)
+    if any(p == ("fil",) for p in m.phrases):
+        return Matcher(m.phrases, m.regexes + (r"\b[\w\-]+(/[\w\-.]+)*\.[A-Za-z]{1,5}\b",))
+    return m
+
+
+def _objects_plain(words_: list[str]) -> Matcher:
     stems: list[str] = []
     weak: list[str] = []
     for w in words_:
@@ -653,7 +671,8 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
     objs = _objects(rest)
     if g == "install":
         objs = matcher(["dependency", "package", "library", "requirements", "pyproject", "package.json", "lockfile",
-                        "deps", "module"])
+                        "deps", "module"], (r"requirements[\w.-]*\.txt", r"pyproject\.toml", r"package\.json",
+                                            r"go\.mod", r"Cargo\.toml", r"Gemfile", r"setup\.py"))
     verbs = frozenset(lx.ACTION_VERBS[g])
     obj_word = next((p[0] for p in objs.phrases if p and len(p[0]) > 2), "") if g not in ("install", "migrate") else ""
     obj_word = {"databas": "the database", "fil": "files", "test": "the tests", "config": "the config",
@@ -713,6 +732,12 @@ _CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|a
 
 def _rule_actions(body: str, out: list[Check]) -> None:
     taken: list[tuple[int, int]] = []
+    for m in re.finditer(r"(?:^|[.;]\s*)(?P<act>[\w\- ]{3,40}?)\s+(?:is|are)\s+(?:strictly\s+|totally\s+)?(?:off[- ]limits|"
+                         r"forbidden|not allowed|banned|a no-go|never ok(?:ay)?|out of the question)", body, flags=re.I):
+        rule = _action("forbid", m.group("act"))
+        if rule:
+            out.append(rule)
+            taken.append(m.span())
     for rx in _CHECK_PASSES:
         for m in re.finditer(rx, body, flags=re.I):
             act = m.group("act").lower()
@@ -771,6 +796,9 @@ def _rule_substitution(body: str, out: list[Check]) -> None:
 
 
 def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
+    if re.match(r"\s*(be|respond|have|start|end|provide|include|get|keep|make|offer|use|give|avoid|see|ask|"
+                r"answer|show|state|explain|always|only|not|never|structure|format|write|reply|stay|go)\b", y, re.I):
+        return
     yw = [w for w in tx.words(y) if w.lower() not in _STOP]
     if not yw or len(yw) > 3:
         return
@@ -794,10 +822,12 @@ _NOGO_RX = (r"(?:^|[.;,]\s*)(?P<np>[\w\-' ]{2,40}?)\s+(?:is|are)\s+(?:a\s+|an\s+
             r"(?:no-go|no go|off[- ]limits|out of the question|(?:a )?deal-?breakers?|not for (?:me|us)|not my thing|"
             r"banned|forbidden|out|a hard no|never ok(?:ay)?)\b")
 _KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
-_AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
-                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick)\s+(?:in|at|on|to|with|by|for|into)?\s*"
+_AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't|'d rather not|would rather not|prefer not to|"
+                  r"rather not)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
+                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch)\s+"
+                  r"(?:me\s+|us\s+|them\s+)?(?:in|at|on|to|with|by|for|into)?\s*"
                   r"(?P<np>[^.;:!?]+)")
-_AVOID_RX = (r"\b(?:nothing (?:too |very |overly |really )?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
+_AVOID_RX = (r"\b(?:nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
              r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
              r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
              r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
@@ -805,11 +835,13 @@ _AVOID_RX = (r"\b(?:nothing (?:too |very |overly |really )?|don't suggest|do not
              r"afraid of|scared of|fear of|not interested in|no interest in|can't have|cannot have|"
              r"can't eat|cannot eat|intolerant to|intolerance to|sensitive to|tired of|keep away from|"
              r"exclude|skip|no more)\s+(?P<np>[^.;:!?]+)")
-_DIET_RX = r"\b(?:i(?:'m| am)\s+(?:a\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?)" \
-           r"(?P<d>vegetarian|vegan|plant-based|pescatarian|gluten-free|lactose[- ]intolerant|dairy-free|" \
-           r"sober|teetotal|halal|kosher|keto)"
+_DIET_RX = r"\b(?:(?:i(?:'m| am)|we(?:'re| are)|as)\s+(?:a\s+|an\s+)?(?:strict\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?)" \
+           r"(?P<d>vegetarian|vegan|meat-free|plant-based|pescatarian|gluten-free|lactose[- ]intolerant|dairy-free|" \
+           r"sober|teetotal|halal|kosher|keto)|\b(?:i have |i've got )?(?P<d2>coeliac|celiac)\b"
 _PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|choose|pick|get|stay in|stay at|fly|"
               r"take|want|go for|sit in)|want|like|favor|favour)\s+(?P<np>[^.;:!?]+)")
+_END_WITH_RX = (r"\b(?:end|finish|close|wrap up|conclude|round off|sign off)\s+(?:every|each|all|any|the|my|your)?\s*"
+                r"(?P<scope>(?:\w+\s+){0,2}?)with\s+(?P<np>[^.;!?]+)")
 _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
                r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|"
                r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
@@ -826,7 +858,7 @@ _PREFER_HEADS = frozenset(tx.stem(w) for w in (
     "ride", "cafe", "coffee", "wine", "meal", "snack", "clothes", "shoe", "brand", "device", "laptop", "phone",
     "bed", "view", "stay", "hostel", "apartment", "rental", "airport", "museum", "show", "music", "book",
     "movie", "film", "game", "sport", "class", "gym", "workout", "diet", "fabric", "material", "fare", "ticket"))
-_DIET_MAP = {"vegetarian": "vegetarian", "vegan": "vegan", "plant-based": "plant-based",
+_DIET_MAP = {"meat-free": "vegetarian", "coeliac": "gluten", "celiac": "gluten", "vegetarian": "vegetarian", "vegan": "vegan", "plant-based": "plant-based",
              "pescatarian": "meat", "gluten-free": "gluten", "lactose intolerant": "lactose",
              "lactose-intolerant": "lactose", "dairy-free": "dairy", "sober": "alcohol", "teetotal": "alcohol",
              "halal": "pork", "kosher": "pork"}
@@ -868,11 +900,11 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                           about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
         return
     for m in re.finditer(_DIET_RX, low):
-        key = _DIET_MAP.get(m.group("d").replace("  ", " "))
+        key = _DIET_MAP.get((m.group("d") or m.group("d2")).replace("  ", " "))
         if key:
             p, r = _domain_terms(key)
             out.append(Forbid(f"{key} items", matcher(p, tuple(r)), where="reply",
-                              ask=f"stick to {m.group('d')} options"))
+                              ask=f"stick to {m.group('d') or 'gluten-free'} options"))
     if re.search(r"\b(don't|do not|never|doesn't|won't) drink\b|\bsober\b|\bteetotal|\bno alcohol\b|"
                  r"\bavoid alcohol\b|\balcohol-free\b", low):
         p, r = _domain_terms("alcohol")
@@ -895,9 +927,10 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                 out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
     if out:
         return
-    for m in re.finditer(_REQUIRE_RX, body, flags=re.I):
+    req = [(m, m.group("v").lower()) for m in re.finditer(_REQUIRE_RX, body, flags=re.I)]
+    req += [(m, "end with") for m in re.finditer(_END_WITH_RX, body, flags=re.I)]
+    for m, verb in req:
         np = _np(m.group("np"))
-        verb = m.group("v").lower()
         if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
                     r"more than|fewer|less than)\b", np, re.I):
             continue
@@ -918,8 +951,14 @@ def _rule_domain(body: str, out: list[Check]) -> None:
             extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
             groups.append(matcher([w] + [e for e in extra if e != "$"],
                                   (r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()))
+        scope = [w for w in _content_words(m.groupdict().get("scope") or "")
+                 if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
+                                      "messages", "them", "it", "one")]
+        about_words = tail[:1] + scope[:1]
+        for w in list(about_words):
+            about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
         out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
-                                ask=f"include {' '.join(cw[:4])}", about=matcher(tail[:1]) if tail else None))
+                                ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None))
     if out:
         return
     for m in re.finditer(_PREFER_RX, body, flags=re.I):
@@ -960,6 +999,17 @@ _RULES = (_rule_length, _rule_items, _rule_brevity, _rule_tone, _rule_suggestion
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 
+_EXAMPLE_LABELS = ("pleasantries", "preamble", "hedging", "unrequested suggestions", "apologies", "hype")
+
+
+def _quoted_examples(text: str) -> list[str]:
+    """Example phrases the user quotes ("like 'Happy to help!'"): forbidden-content examples."""
+    t = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
+    out = re.findall(r'"([^"]{4,80})"', t)
+    out += re.findall(r"(?:(?<=[\s(])|^)'(.{4,80}?)'(?=[\s,.)!?;:]|$)", t)
+    return [re.sub(r"[.!?,\u2026]+$|\.\.\.$", "", o).strip() for o in out]
+
+
 def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     """Checks, inline conditions and inline exceptions recognised in a preference text."""
     body, conds, excs = split_conditions(text)
@@ -970,6 +1020,11 @@ def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
         _rule_domain(body, out)
     if not out:
         out.append(Unknown())
+    examples = _quoted_examples(text)
+    if examples:
+        ex = tuple(tx.stems_of(" ".join(tx.words(e)[:5])) for e in examples if len(tx.words(e)) >= 2)
+        out = [replace(c, match=Matcher(c.match.phrases + ex, c.match.regexes))
+               if isinstance(c, Forbid) and not c.task_override and c.label in _EXAMPLE_LABELS else c for c in out]
     uniq: list[Check] = []
     for c in out:
         if c not in uniq:

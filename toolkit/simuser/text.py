@@ -28,7 +28,7 @@ NEGATORS = (
     "none", "nothing", "isn't", "aren't", "wasn't", "shouldn't", "can't", "cannot", "nor",
     "removed", "deleted", "dropped", "excluded", "excluding", "steer clear", "stay away",
     "except", "non", "zero", "neither", "leave out", "left out", "omit", "omitted", "avoids", "skips",
-    "excludes", "lacks", "lacking", "minus",
+    "excludes", "lacks", "lacking", "minus", "cut", "ditch", "spare me", "enough with", "get rid of",
 )
 _NEG_RE = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in NEGATORS) + r")\b")
 
