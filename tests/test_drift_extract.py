@@ -12,6 +12,7 @@ from toolkit.drift.extract import (
     TONES,
     extract_llm,
     extract_offline,
+    prose,
     triple_count,
 )
 from toolkit.drift.tracker import track_records
@@ -60,6 +61,28 @@ def test_jokey_and_formal_turns_separate_on_every_dimension(jokey, formal):
 def test_emotion_cues():
     assert _label(extract_offline("ugh this STILL doesn't work, so annoying, why won't it build?!")["emotion"]) == "frustrated"
     assert _label(extract_offline("I'm really worried about the deadline and nervous I'll mess it up")["emotion"]) == "anxious"
+
+
+def test_pasted_code_and_tracebacks_are_not_read_as_the_users_prose():
+    trace = ("why does this crash?\nTraceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
+             "    run(cfg['x'])\nKeyError: 'x'\nany idea")
+    assert prose(trace) == "why does this crash?\ncode\nany idea"
+    fenced = "is this right?\n```python\nfor i in range(10):\n    total += i * i\n```"
+    assert prose(fenced).split() == ["is", "this", "right?", "code"]
+    assert prose("what does `dict.get` return?") == "what does code return?"
+    assert prose("for (int i = 0; i < n; i++) { s += a[i]; }") == "code"
+    plain = "Could you explain why the results (p < 0.05) were significant?"
+    assert prose(plain) == plain
+    # a short question with a long paste reads like the short question, not like an essay
+    assert extract_offline(fenced)["length"] == pytest.approx(extract_offline("is this right? code")["length"])
+
+
+def test_repeated_cue_counts_once_and_shouting_follows_the_words():
+    once = extract_offline("this keeps failing")["emotion"]["frustrated"]
+    twice = extract_offline("this keeps failing failing")["emotion"]["frustrated"]
+    assert once == pytest.approx(twice, abs=0.05)
+    assert _label(extract_offline("GUESS WHAT, I got the job!!! so happy")["emotion"]) == "joy"
+    assert _label(extract_offline("WHY is this STILL broken, I am fed up")["emotion"]) == "frustrated"
 
 
 def test_triple_count_proxy():

@@ -86,6 +86,38 @@ def test_flag_reanchors_ema_and_does_not_repeat():
     assert states[t - 1].vector["formality"] > no_re[t - 1].vector["formality"]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_affect_only_switch_is_flagged_by_its_label_switch(seed):
+    rng = np.random.default_rng(200 + seed)
+    cheerful, angry = (0.35, 0.4, 0.45, "neutral", "joy"), (0.35, 0.4, 0.45, "neutral", "frustrated")
+    series = noisy_series(rng, 10, cheerful, sd=0.04) + noisy_series(rng, 6, angry, sd=0.04)
+    states = track_observations(series)
+    flags = [s.turn for s in states if s.changed]
+    assert flags and min(flags) >= 11 and flags[0] <= 13
+    assert "emotion" in states[flags[0] - 1].changed
+    # without the label-switch rule one group alone needs 2 delta, which a bounded probability cannot reach
+    assert not [s.turn for s in track_observations(series, TrackerConfig(label_strong=99.0)) if s.changed]
+
+
+def test_three_groups_moving_together_just_under_delta_are_pooled():
+    series = [obs(0.22 + 0.04 * (i % 3 - 1), 0.5 + 0.05 * (i % 2), 0.45 + 0.04 * (i % 3 - 1)) for i in range(5)]
+    series += [obs(0.47, 0.75, 0.68, tone="serious", p=0.6) for _ in range(3)]
+    pooled = [s.turn for s in track_observations(series) if s.changed]
+    single = [s.turn for s in track_observations(series, TrackerConfig(pooled=99.0)) if s.changed]
+    assert pooled and pooled[0] <= 8 and (not single or single[0] > pooled[0])
+
+
+def test_a_dimension_catching_up_right_after_a_flag_is_not_a_new_change():
+    rng = np.random.default_rng(4)
+    series = noisy_series(rng, 8, CASUAL) + noisy_series(rng, 12, FORMAL)
+    for s in track_observations(series, TrackerConfig(refractory=2)):
+        if s.changed:
+            first = s.turn
+            break
+    later = [s.turn for s in track_observations(series, TrackerConfig(refractory=2)) if s.changed and s.turn > first]
+    assert all(t > first + 2 for t in later)
+
+
 def test_lagged_reference_scores_a_fresh_switch_higher_than_literal_ema_t():
     rng = np.random.default_rng(3)
     series = noisy_series(rng, 8, CASUAL) + noisy_series(rng, 4, FORMAL)

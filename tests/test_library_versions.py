@@ -14,25 +14,35 @@ from toolkit.rules.resolution import resolve_offline
 
 
 def _lib() -> RuleLibrary:
-    return RuleLibrary([LibraryRule(id="R1", behavior="Keep answers concise"),
-                        LibraryRule(id="R2", behavior="Use tabs for indentation")])
+    return RuleLibrary(
+        [
+            LibraryRule(id="R1", behavior="Keep answers concise"),
+            LibraryRule(id="R2", behavior="Use tabs for indentation"),
+        ]
+    )
 
 
 def test_operations_keep_history_and_never_lose_rules() -> None:
     lib = _lib()
     v1 = lib.apply([Change("reuse", "R1", quotes=("keep it short",))], source="c1")
     assert v1.get("R1").revision == 1 and v1.get("R1").quotes == ("keep it short",)
-    v2 = lib.apply([Change("revise", "R2", exceptions=("Makefiles",), quotes=("not in Makefiles",))],
-                   source="c2")
+    v2 = lib.apply(
+        [Change("revise", "R2", exceptions=("Makefiles",), quotes=("not in Makefiles",))],
+        source="c2",
+    )
     assert v2.get("R2").exceptions == ("Makefiles",) and v2.get("R2").history[-1].source == "c2"
-    v3 = lib.apply([Change("replace", "R1", behavior="Give detailed answers", quotes=("be detailed",))],
-                   source="c3")
+    v3 = lib.apply(
+        [Change("replace", "R1", behavior="Give detailed answers", quotes=("be detailed",))],
+        source="c3",
+    )
     old, new = v3.get("R1"), v3.get(v3.get("R1").superseded_by)
     assert old.state == "superseded" and new.supersedes == "R1" and new.is_current
     assert [r.id for r in v3.current()] == ["R2", new.id]
     v4 = lib.apply([Change("retract", "R2", quotes=("drop the tabs rule",))], source="c4")
     assert v4.get("R2").state == "retracted" and "R2" not in {r.id for r in v4.current()}
-    v5 = lib.apply([Change("add", behavior="Never commit secrets", quotes=("never commit secrets",))])
+    v5 = lib.apply(
+        [Change("add", behavior="Never commit secrets", quotes=("never commit secrets",))]
+    )
     assert len(v5.rules) == 4 and v5.diff(v5) == {"added": [], "changed": [], "removed": []}
     assert v3.diff(v4)["removed"] == ["R2"]
     with pytest.raises(KeyError):
@@ -84,8 +94,11 @@ def test_compilation_status_decides_what_is_shown_and_checked() -> None:
 
 def test_resolution_proposals_apply_to_the_library() -> None:
     lib = _lib()
-    rec = ResolutionInput(id="c1", correction="From now on, be more detailed. Also, in this repo "
-                          "use spaces instead of tabs.", library=lib.latest.as_records())
+    rec = ResolutionInput(
+        id="c1",
+        correction="From now on, be more detailed. Also, in this repo use spaces instead of tabs.",
+        library=lib.latest.as_records(),
+    )
     props = resolve_offline(rec).proposals
     v = lib.apply([p.change() for p in props], source="c1")
     assert {r.behavior for r in v.current()} != {"Keep answers concise", "Use tabs for indentation"}

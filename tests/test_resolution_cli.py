@@ -1,4 +1,4 @@
-"""`prefmem resolve` writes valid records; `prefmem reproduce resolution` writes tables and plots."""
+"""`prefmem resolve` writes valid records; `prefmem reproduce resolution` writes tables, plots."""
 
 from __future__ import annotations
 
@@ -41,8 +41,12 @@ def test_resolve_bad_input_names_file_line_field(tmp_path: Path, capsys) -> None
 
 
 def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
-    ctx = RunContext(out_dir=tmp_path / "resolution", gateway=Gateway(cache_dir=str(tmp_path / "c")),
-                     quick=True, options={"sizes": "2,47", "sessions": 50})
+    ctx = RunContext(
+        out_dir=tmp_path / "resolution",
+        gateway=Gateway(cache_dir=str(tmp_path / "c")),
+        quick=True,
+        options={"sizes": "2,47", "sessions": 50},
+    )
     ctx.prepare()
     res = run(ctx)
     head = res.tables["resolution"].set_index("metric")
@@ -56,13 +60,21 @@ def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
     assert lr.loc["resolver", "sessions"] == 50
     assert lr.loc["resolver", "final_stale"] < lr.loc["append-only", "final_stale"]
     written = {p.name for p in res.write(ctx.out_dir)}
-    assert {"resolution.csv", "resolution_growth.csv", "resolution_growth.png",
-            "resolution_longrun.png", "resolution_cases.csv", "report.md"} <= written
+    assert {
+        "resolution.csv",
+        "resolution_growth.csv",
+        "resolution_growth.png",
+        "resolution_longrun.png",
+        "resolution_cases.csv",
+        "report.md",
+    } <= written
 
 
 def test_unknowns_are_counted_apart() -> None:
     cases, gold = load_cases("heldout")
-    res = [{"updates": [], "candidates": [], "status": "unknown", "retried": False, "dropped": []}
-           for _ in cases[:2]]
+    res = [
+        {"updates": [], "candidates": [], "status": "unknown", "retried": False, "dropped": []}
+        for _ in cases[:2]
+    ]
     rows = score_rows(cases[:2], res, gold)
     assert all(r["unknown"] and r["decision_ok"] is None for r in rows)

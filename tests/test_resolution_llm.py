@@ -12,8 +12,10 @@ from toolkit.records import Message, ResolutionInput, Rule
 from toolkit.rules.resolution import resolve, resolve_records
 
 MODEL = "openai-api/local/test"
-LIB = [Rule(id="r1", behavior="Keep answers concise"),
-       Rule(id="r2", behavior="Put shell commands in code blocks")]
+LIB = [
+    Rule(id="r1", behavior="Keep answers concise"),
+    Rule(id="r2", behavior="Put shell commands in code blocks"),
+]
 
 
 def _correction(req: dict) -> str:
@@ -26,18 +28,35 @@ def _answer(req: dict) -> Reply:
     text = _correction(req)
     revising = len(req["messages"]) > 2
     if text.startswith("From now on"):
-        body = {"lasting": True, "updates": [{"op": "replace", "target": "r1",
-                                              "quote": "be more detailed", "behavior": "Be detailed"}]}
+        body = {
+            "lasting": True,
+            "updates": [
+                {
+                    "op": "replace",
+                    "target": "r1",
+                    "quote": "be more detailed",
+                    "behavior": "Be detailed",
+                }
+            ],
+        }
     elif text.startswith("Be detailed"):
         body = {"lasting": False, "updates": []}
     elif text.startswith("Invent"):
         quote = "Invent nothing" if revising else "words the user never wrote"
-        body = {"lasting": True, "updates": [{"op": "add", "quote": quote, "behavior": "x"},
-                                             {"op": "retract", "target": "r2", "quote": "Invent"}]}
+        body = {
+            "lasting": True,
+            "updates": [
+                {"op": "add", "quote": quote, "behavior": "x"},
+                {"op": "retract", "target": "r2", "quote": "Invent"},
+            ],
+        }
     elif text.startswith("They"):
         seen = "split it up" in req["messages"][1]["content"]
-        body = {"lasting": True, "target_unclear": not seen,
-                "updates": [{"op": "reuse", "target": "r1", "quote": "They should be short"}]}
+        body = {
+            "lasting": True,
+            "target_unclear": not seen,
+            "updates": [{"op": "reuse", "target": "r1", "quote": "They should be short"}],
+        }
     else:
         return Reply("not json at all")
     return Reply(json.dumps(body))
@@ -50,8 +69,12 @@ def test_llm_resolution_prompt_request_and_checked_outcome(llm_env, tmp_path: Pa
         ResolutionInput(id="a", correction="From now on, be more detailed.", library=LIB),
         ResolutionInput(id="b", correction="Be detailed this time.", library=LIB),
         ResolutionInput(id="c", correction="Invent nothing please.", library=LIB),
-        ResolutionInput(id="d", correction="They should be short.", library=LIB,
-                        context=[Message(role="user", content="The answer was long, split it up.")]),
+        ResolutionInput(
+            id="d",
+            correction="They should be short.",
+            library=LIB,
+            context=[Message(role="user", content="The answer was long, split it up.")],
+        ),
         ResolutionInput(id="e", correction="Garbage in.", library=LIB),
     ]
     res = {r.id: r for r in resolve(recs, model)}
@@ -62,7 +85,7 @@ def test_llm_resolution_prompt_request_and_checked_outcome(llm_env, tmp_path: Pa
     assert first["response_format"]["type"] == "json_schema"
     assert [(p.op, p.target) for p in res["a"].proposals] == [("replace", "r1")]
     assert res["b"].proposals == []
-    # invalid proposals were returned once with reasons; the fixed add stays, the bad retract is dropped
+    # invalid proposals went back once with reasons: the fixed add stays, the bad retract is dropped
     assert any("break the rules" in m["content"] for q in llm_env.requests for m in q["messages"])
     assert [(p.op, p.target) for p in res["c"].proposals] == [("add", None)]
     assert res["c"].dropped and "retraction" in res["c"].dropped[0]
@@ -73,3 +96,31 @@ def test_llm_resolution_prompt_request_and_checked_outcome(llm_env, tmp_path: Pa
     assert res["e"].status == "unknown" and res["e"].proposals == []
     outs = resolve_records(recs, Gateway(cache_dir=str(tmp_path / "cache")).model(MODEL))
     assert [o.id for o in outs] == ["a", "b", "c", "d", "e"]
+
+
+def test_diagnostic_runs_with_an_llm_and_counts_unknowns(llm_env, tmp_path: Path) -> None:
+    from toolkit.diagnostics.resolution import run
+    from toolkit.runs import RunContext
+
+    def reply(req: dict) -> Reply:
+        text = _correction(req)
+        if text.startswith("Be detailed"):
+            return Reply("still not json")  # malformed twice -> unknown
+        return Reply(json.dumps({"lasting": False, "updates": []}))
+
+    llm_env.handler = reply
+    ctx = RunContext(
+        out_dir=tmp_path / "resolution",
+        models=["offline", MODEL],
+        gateway=Gateway(cache_dir=str(tmp_path / "cache")),
+        quick=True,
+        options={"sizes": "2", "sessions": 50},
+    )
+    ctx.prepare()
+    res = run(ctx)
+    head = res.tables["resolution"]
+    llm = head[head["model"] == MODEL].set_index("metric")
+    assert llm.loc["decision accuracy", "unknown"] == 1  # ho-09 "Be detailed this time."
+    assert llm.loc["decision accuracy", "n"] == 17  # unknowns are not scored
+    assert ctx.prompts.get("resolution") == load_prompt("resolution").version
+    assert set(res.tables["resolution_longrun_summary"]["model"]) == {"offline", MODEL, "-"}

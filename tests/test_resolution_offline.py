@@ -21,8 +21,10 @@ from toolkit.rules.resolution import (
 )
 from toolkit.rules.resolution_eval import affected, decision_correct, load_cases, target_correct
 
-LIB = [Rule(id="r1", behavior="Keep answers concise"),
-       Rule(id="r2", behavior="Put shell commands in code blocks")]
+LIB = [
+    Rule(id="r1", behavior="Keep answers concise"),
+    Rule(id="r2", behavior="Put shell commands in code blocks"),
+]
 
 
 def _ops(text: str, lib=LIB, context=None) -> list[tuple[str, str | None]]:
@@ -39,8 +41,15 @@ def test_heldout_decision_accuracy_meets_the_bar() -> None:
     assert dec / len(cases) >= 13 / 16, dec
     assert tgt <= dec
     cats = {g.category for g in gold.values()}
-    assert {"restatement", "refinement", "replacement", "bundled", "new", "retraction",
-            "temporary"} <= cats
+    assert {
+        "restatement",
+        "refinement",
+        "replacement",
+        "bundled",
+        "new",
+        "retraction",
+        "temporary",
+    } <= cats
 
 
 def test_affected_rule_recall_is_complete_at_every_size() -> None:
@@ -63,7 +72,9 @@ def test_growth_three_orders_decisions_hold() -> None:
     pool = distractor_pool()
     for size in SIZES:
         for order in range(3):
-            outs = [resolve_offline(grow_library(c, size, order, pool=pool)).output() for c in cases]
+            outs = [
+                resolve_offline(grow_library(c, size, order, pool=pool)).output() for c in cases
+            ]
             assert sum(decision_correct(o, gold[o.id]) for o in outs) / len(cases) >= 13 / 16
 
 
@@ -75,7 +86,9 @@ def test_temporary_request_changes_nothing_but_lasting_one_updates() -> None:
 
 def test_each_operation() -> None:
     assert _ops("I told you before: keep the answers concise.") == [("reuse", "r1")]
-    assert _ops("Keep answers concise, except when I ask for a design review.") == [("revise", "r1")]
+    assert _ops("Keep answers concise, except when I ask for a design review.") == [
+        ("revise", "r1")
+    ]
     assert _ops("Always add a changelog entry for user-facing changes.") == [("add", None)]
     assert _ops("Drop the rule about code blocks, I don't need it anymore.") == [("retract", "r2")]
     bundled = _ops("Again, keep answers concise. Also, never use emojis from now on.")
@@ -85,7 +98,9 @@ def test_each_operation() -> None:
 def test_rules_are_removed_only_on_explicit_retraction() -> None:
     lib = [Rule(id="e", behavior="Add an emoji to each commit message")]
     ops = _ops("Don't put emojis in commit messages from now on.", lib)
-    assert ops == [("replace", "e")]  # the requirement changes; the old rule is superseded, not retracted
+    assert ops == [
+        ("replace", "e")
+    ]  # the requirement changes; the old rule is superseded, not retracted
     assert _ops("Forget my earlier rule about emojis.", lib) == [("retract", "e")]
 
 
@@ -103,12 +118,20 @@ def test_proposals_must_quote_the_user_and_invalid_ones_are_revised_once_then_dr
 
 
 def test_ambiguous_target_retrieves_session_excerpts_and_retries_once() -> None:
-    lib = [Rule(id="f", behavior="Keep functions under 40 lines"),
-           Rule(id="m", behavior="Keep files under 400 lines")]
-    ctx = [Message(role="user", content="This function is 120 lines long, split it up. Thanks."),
-           Message(role="assistant", content="I split parse_config into three helpers.")]
-    rec = ResolutionInput(id="x", correction="Remember that for the future: they should be short.",
-                          library=lib, context=ctx)
+    lib = [
+        Rule(id="f", behavior="Keep functions under 40 lines"),
+        Rule(id="m", behavior="Keep files under 400 lines"),
+    ]
+    ctx = [
+        Message(role="user", content="This function is 120 lines long, split it up. Thanks."),
+        Message(role="assistant", content="I split parse_config into three helpers."),
+    ]
+    rec = ResolutionInput(
+        id="x",
+        correction="Remember that for the future: they should be short.",
+        library=lib,
+        context=ctx,
+    )
     res = resolve_offline(rec)
     assert res.retried and 0 < len(res.excerpts) <= MAX_EXCERPTS
     whole = " ".join(m.content for m in ctx)

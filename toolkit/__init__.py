@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "stream_stats": "toolkit.gating.simulate", "meta_analysis": "toolkit.gating.meta",
     "format_meta": "toolkit.gating.meta", "utility_terms": "toolkit.gating.meta",
     "label_facts": "toolkit.gating.labels", "load_locomo_facts": "toolkit.datasets.locomo",
+    # memory gating policies, environment, sweeps (issue 7)
+    "GatingEnv": "toolkit.gating.env", "WarmStartUCB": "toolkit.gating.policies",
+    "sweep_benchmark": "toolkit.gating.sweep", "budget_explorer": "toolkit.gating.plots",
     # correction admission (issue 4)
     "parse_cues": "toolkit.rules.cues", "admit_text": "toolkit.rules.admission",
     "admission_explorer": "toolkit.rules.admission_widget",

@@ -31,7 +31,7 @@ from toolkit.runs import RunContext
 QUICK = {"benchmarks": ("S",), "n_users": 10, "seeds": 1, "test_users": 10,
          "pool_sizes": (1, 3, 7), "fig2_users": 3, "dim": 32}
 FULL = {"benchmarks": ("S", "L"), "n_users": None, "seeds": 3, "test_users": None,
-        "pool_sizes": (1, 2, 5, 10, 15), "fig2_users": 10}
+        "pool_sizes": (1, 2, 5, 10, 15), "fig2_users": 5, "dim": 64}
 
 
 def _as_list(v: Any) -> list:
@@ -188,7 +188,8 @@ def run(ctx: RunContext) -> Result:
     if not ch.empty:  # the most frequent choice per cell, and how often it was made
         keys = ["benchmark", "policy", "budget"]
         params = [c for c in ("tau", "alpha", "lam", "m") if c in ch.columns]
-        ch["setting"] = ch[params].astype(str).agg(" ".join, axis=1)
+        ch["setting"] = [" ".join("-" if pd.isna(v) else f"{v:g}" for v in r)
+                         for r in ch[params].itertuples(index=False)]
         top = ch.groupby(keys, sort=False).setting.agg(lambda x: x.value_counts().index[0])
         cnt = ch.groupby(keys, sort=False).setting.agg(lambda x: int(x.value_counts().iloc[0]))
         ch = pd.DataFrame({"tau alpha lam m (most chosen)": top, "times": cnt,

@@ -1,7 +1,8 @@
 """Rule resolution (TellOnce D.2): held-out decisions, library growth, and a long run.
 
 Tables: ``resolution`` (ours beside the paper's 15/16 and 13/16, Wilson CIs), ``resolution_cases``,
-``resolution_categories``, ``resolution_growth`` (per size and order), ``resolution_growth_summary``,
+``resolution_categories``, ``resolution_growth`` (per size and order),
+``resolution_growth_summary``,
 ``resolution_longrun`` and ``resolution_longrun_summary``. Figures: ``resolution``,
 ``resolution_growth`` (line plot per size) and ``resolution_longrun``.
 
@@ -48,21 +49,30 @@ def _fmt_updates(updates) -> str:
     return "; ".join(f"{u.op}:{u.target or '-'}" for u in updates) or "(none)"
 
 
-def resolve_logged(ctx: RunContext, stage: str, model: str,
-                   records: list[ResolutionInput]) -> list[dict[str, Any]]:
+def resolve_logged(
+    ctx: RunContext, stage: str, model: str, records: list[ResolutionInput]
+) -> list[dict[str, Any]]:
     """Resolve through ``ctx.map_items`` (logged, resumable); one JSON dict per record."""
     chat = ctx.chat_model(model)
 
     def batch(items: list[ResolutionInput]) -> list[dict[str, Any]]:
-        return [{"updates": [u.model_dump() for u in r.output().updates],
-                 "candidates": r.candidates, "status": r.status, "retried": r.retried,
-                 "dropped": r.dropped} for r in resolve(items, chat, seed=ctx.seed)]
+        return [
+            {
+                "updates": [u.model_dump() for u in r.output().updates],
+                "candidates": r.candidates,
+                "status": r.status,
+                "retried": r.retried,
+                "dropped": r.dropped,
+            }
+            for r in resolve(items, chat, seed=ctx.seed)
+        ]
 
     return ctx.map_items(stage, records, batch, key=lambda r: r.id)
 
 
-def score_rows(records: list[ResolutionInput], results: list[dict[str, Any]],
-               gold: dict[str, ResolutionGold]) -> list[dict[str, Any]]:
+def score_rows(
+    records: list[ResolutionInput], results: list[dict[str, Any]], gold: dict[str, ResolutionGold]
+) -> list[dict[str, Any]]:
     """One scored row per case (unknowns kept apart: their correctness is None)."""
     rows = []
     for rec, res in zip(records, results, strict=True):
@@ -70,14 +80,21 @@ def score_rows(records: list[ResolutionInput], results: list[dict[str, Any]],
         out = ResolutionOutput(id=rec.id, updates=res["updates"])
         unknown = res["status"] != "ok"
         aff = affected(g)
-        rows.append({
-            "id": rec.id, "category": g.category, "library_size": len(rec.library),
-            "gold": _fmt_updates(g.updates), "predicted": "unknown" if unknown else _fmt_updates(out.updates),
-            "decision_ok": None if unknown else decision_correct(out, g),
-            "target_ok": None if unknown else target_correct(out, g),
-            "has_affected": bool(aff), "affected_retrieved": bool(aff) and aff <= set(res["candidates"]),
-            "retried": res["retried"], "unknown": unknown,
-        })
+        rows.append(
+            {
+                "id": rec.id,
+                "category": g.category,
+                "library_size": len(rec.library),
+                "gold": _fmt_updates(g.updates),
+                "predicted": "unknown" if unknown else _fmt_updates(out.updates),
+                "decision_ok": None if unknown else decision_correct(out, g),
+                "target_ok": None if unknown else target_correct(out, g),
+                "has_affected": bool(aff),
+                "affected_retrieved": bool(aff) and aff <= set(res["candidates"]),
+                "retried": res["retried"],
+                "unknown": unknown,
+            }
+        )
     return rows
 
 
@@ -86,14 +103,26 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
     answered = df[~df["unknown"]]
     n = len(answered)
     out = []
-    for metric, col, paper in (("decision accuracy", "decision_ok", fig["decision_accuracy"]),
-                               ("decision + target accuracy", "target_ok", fig["decision_target_accuracy"])):
+    for metric, col, paper in (
+        ("decision accuracy", "decision_ok", fig["decision_accuracy"]),
+        ("decision + target accuracy", "target_ok", fig["decision_target_accuracy"]),
+    ):
         k = int(answered[col].sum())
         lo, hi = wilson_ci(k, n)
-        out.append({"metric": metric, "ours": k / n if n else float("nan"), "paper": paper, "n": n,
-                    "ci_low": lo, "ci_high": hi, "model": model, "correct": f"{k}/{n}",
-                    "paper_correct": f"{round(paper * fig['n_cases'])}/{fig['n_cases']}",
-                    "unknown": int(df["unknown"].sum())})
+        out.append(
+            {
+                "metric": metric,
+                "ours": k / n if n else float("nan"),
+                "paper": paper,
+                "n": n,
+                "ci_low": lo,
+                "ci_high": hi,
+                "model": model,
+                "correct": f"{k}/{n}",
+                "paper_correct": f"{round(paper * fig['n_cases'])}/{fig['n_cases']}",
+                "unknown": int(df["unknown"].sum()),
+            }
+        )
     return out
 
 
@@ -129,81 +158,158 @@ def run(ctx: RunContext) -> Result:
                 sdf = pd.DataFrame(score_rows(grown, res, g2))
                 ans = sdf[~sdf["unknown"]]
                 aff = sdf[sdf["has_affected"]]
-                growth_rows.append({
-                    "model": model, "size": size, "order": order, "n": len(ans),
-                    "affected_recall": float(aff["affected_retrieved"].mean()) if len(aff) else float("nan"),
-                    "n_affected": len(aff),
-                    "decision_accuracy": float(ans["decision_ok"].mean()) if len(ans) else float("nan"),
-                    "target_accuracy": float(ans["target_ok"].mean()) if len(ans) else float("nan"),
-                    "decision_correct": int(ans["decision_ok"].sum()),
-                    "unknown": int(sdf["unknown"].sum()),
-                })
+                growth_rows.append(
+                    {
+                        "model": model,
+                        "size": size,
+                        "order": order,
+                        "n": len(ans),
+                        "affected_recall": float(aff["affected_retrieved"].mean())
+                        if len(aff)
+                        else float("nan"),
+                        "n_affected": len(aff),
+                        "decision_accuracy": float(ans["decision_ok"].mean())
+                        if len(ans)
+                        else float("nan"),
+                        "target_accuracy": float(ans["target_ok"].mean())
+                        if len(ans)
+                        else float("nan"),
+                        "decision_correct": int(ans["decision_ok"].sum()),
+                        "unknown": int(sdf["unknown"].sum()),
+                    }
+                )
         chat = ctx.chat_model(model)
         for s in range(lr_seeds):
-            lr_frames.append(run_longrun(chat, sessions=sessions, seed=ctx.seed + s).assign(
-                model=model, run_seed=ctx.seed + s))
+            lr_frames.append(
+                run_longrun(chat, sessions=sessions, seed=ctx.seed + s).assign(
+                    model=model, run_seed=ctx.seed + s
+                )
+            )
     for s in range(lr_seeds):
-        lr_frames.append(run_longrun(None, sessions=sessions, seed=ctx.seed + s,
-                                     method="append-only").assign(model="-", run_seed=ctx.seed + s))
+        lr_frames.append(
+            run_longrun(None, sessions=sessions, seed=ctx.seed + s, method="append-only").assign(
+                model="-", run_seed=ctx.seed + s
+            )
+        )
 
     table = compare_rows(head)
     cases_df = pd.concat(case_rows, ignore_index=True)
-    cats = (cases_df[~cases_df["unknown"]].groupby(["model", "category"], sort=True)
-            .agg(n=("id", "size"), decision_ok=("decision_ok", "sum"), target_ok=("target_ok", "sum"))
-            .reset_index())
+    cats = (
+        cases_df[~cases_df["unknown"]]
+        .groupby(["model", "category"], sort=True)
+        .agg(n=("id", "size"), decision_ok=("decision_ok", "sum"), target_ok=("target_ok", "sum"))
+        .reset_index()
+    )
     growth = pd.DataFrame(growth_rows)
     fig = paper_figures("resolution")["figures"]
-    summary = (growth.groupby(["model", "size"], sort=True)
-               .agg(orders=("order", "size"), affected_recall=("affected_recall", "mean"),
-                    recall_min=("affected_recall", "min"),
-                    decision_accuracy=("decision_accuracy", "mean"),
-                    decision_sd=("decision_accuracy", "std"),
-                    target_accuracy=("target_accuracy", "mean"))
-               .reset_index())
+    summary = (
+        growth.groupby(["model", "size"], sort=True)
+        .agg(
+            orders=("order", "size"),
+            affected_recall=("affected_recall", "mean"),
+            recall_min=("affected_recall", "min"),
+            decision_accuracy=("decision_accuracy", "mean"),
+            decision_sd=("decision_accuracy", "std"),
+            target_accuracy=("target_accuracy", "mean"),
+        )
+        .reset_index()
+    )
     summary["paper_recall"] = fig["growth_affected_recall"]
-    summary["paper_decision_range"] = (f"{fig['growth_decision_correct_min']}/{fig['n_cases']}-"
-                                       f"{fig['growth_decision_correct_max']}/{fig['n_cases']}")
+    summary["paper_decision_range"] = (
+        f"{fig['growth_decision_correct_min']}/{fig['n_cases']}-"
+        f"{fig['growth_decision_correct_max']}/{fig['n_cases']}"
+    )
     longrun = pd.concat(lr_frames, ignore_index=True)
-    lr_summary = (longrun.groupby(["method", "model"], sort=True)
-                  .agg(runs=("run_seed", "nunique"), sessions=("session", "max"),
-                       exact_share=("exact", "mean"), mean_coverage=("coverage", "mean"),
-                       final_rules=("rules", "last"), max_stale=("stale", "max"),
-                       max_duplicates=("duplicates", "max"))
-                  .reset_index())
+    lr_summary = (
+        longrun.groupby(["method", "model"], sort=True)
+        .agg(
+            runs=("run_seed", "nunique"),
+            sessions=("session", "max"),
+            exact_share=("exact", "mean"),
+            mean_coverage=("coverage", "mean"),
+            final_rules=("rules", "last"),
+            max_stale=("stale", "max"),
+            max_duplicates=("duplicates", "max"),
+        )
+        .reset_index()
+    )
     final = longrun.sort_values("session").groupby(["method", "model", "run_seed"]).tail(1)
-    fin = final.groupby(["method", "model"], sort=True).agg(
-        final_coverage=("coverage", "mean"), final_stale=("stale", "mean"),
-        final_duplicates=("duplicates", "mean")).reset_index()
+    fin = (
+        final.groupby(["method", "model"], sort=True)
+        .agg(
+            final_coverage=("coverage", "mean"),
+            final_stale=("stale", "mean"),
+            final_duplicates=("duplicates", "mean"),
+        )
+        .reset_index()
+    )
     lr_summary = lr_summary.merge(fin, on=["method", "model"])
 
-    long_plot = longrun.melt(id_vars=["method", "session"], value_vars=["coverage", "stale", "duplicates"],
-                             var_name="measure")
+    long_plot = longrun.melt(
+        id_vars=["method", "session"],
+        value_vars=["coverage", "stale", "duplicates"],
+        var_name="measure",
+    )
     long_plot["series"] = long_plot["method"] + ": " + long_plot["measure"]
-    grow_plot = growth.melt(id_vars=["model", "size"], value_vars=["affected_recall", "decision_accuracy",
-                                                                   "target_accuracy"], var_name="metric")
+    grow_plot = growth.melt(
+        id_vars=["model", "size"],
+        value_vars=["affected_recall", "decision_accuracy", "target_accuracy"],
+        var_name="metric",
+    )
     if len(ctx.models) > 1:
         grow_plot["metric"] = grow_plot["model"] + ": " + grow_plot["metric"]
     figures = {
         "resolution": ours_vs_paper(table, title="Resolution on held-out corrections (D.2)"),
-        "resolution_growth": lines(grow_plot, x="size", y="value", hue="metric", logx=True,
-                                   title="Resolution as the library grows"),
-        "resolution_longrun": lines(long_plot, x="session", y="value", hue="series",
-                                    title="Long run: library vs the user's current preferences"),
+        "resolution_growth": lines(
+            grow_plot,
+            x="size",
+            y="value",
+            hue="metric",
+            logx=True,
+            title="Resolution as the library grows",
+        ),
+        "resolution_longrun": lines(
+            long_plot,
+            x="session",
+            y="value",
+            hue="series",
+            title="Long run: library vs the user's current preferences",
+        ),
     }
     text = [
-        f"Held-out cases: `fixtures/resolution/{name}.jsonl` ({len(cases)} cases, gold in a separate "
+        f"Held-out cases: `fixtures/resolution/{name}.jsonl` ({len(cases)} cases, gold in a "
+        f"separate "
         f"file). The paper reports 15/16 decisions and 13/16 decision+target on its own 16 private "
         f"cases; CIs are Wilson 95%.",
         f"Growth: each case's library grown to {', '.join(map(str, sizes))} rules with realistic, "
-        f"related distractors (a third chosen as the most related), {orders} shuffled order(s) each.",
-        f"Long run (beyond the paper): a scripted user over {sessions} sessions whose preferences are "
+        f"related distractors (a third chosen as the most related), {orders} shuffled "
+        f"order(s) each.",
+        f"Long run (beyond the paper): a scripted user over {sessions} sessions whose "
+        f"preferences are "
         f"introduced, restated, revised, replaced and retracted; {lr_seeds} seed(s). 'append-only' "
         f"is a memory that stores every non-temporary message and never edits.",
     ]
-    meta = {"cases": name, "n_cases": len(cases), "sizes": list(sizes), "orders": orders,
-            "sessions": sessions, "longrun_seeds": lr_seeds, "models": list(ctx.models)}
-    return Result(name="resolution", tables={
-        "resolution": table, "resolution_cases": cases_df, "resolution_categories": cats,
-        "resolution_growth": growth, "resolution_growth_summary": summary,
-        "resolution_longrun": longrun, "resolution_longrun_summary": lr_summary,
-    }, figures=figures, text=text, meta=meta)
+    meta = {
+        "cases": name,
+        "n_cases": len(cases),
+        "sizes": list(sizes),
+        "orders": orders,
+        "sessions": sessions,
+        "longrun_seeds": lr_seeds,
+        "models": list(ctx.models),
+    }
+    return Result(
+        name="resolution",
+        tables={
+            "resolution": table,
+            "resolution_cases": cases_df,
+            "resolution_categories": cats,
+            "resolution_growth": growth,
+            "resolution_growth_summary": summary,
+            "resolution_longrun": longrun,
+            "resolution_longrun_summary": lr_summary,
+        },
+        figures=figures,
+        text=text,
+        meta=meta,
+    )

@@ -6,15 +6,19 @@ categories; ``length``, ``density`` and ``formality`` are scalars in [0, 1]. We 
 
 Two implementations side by side, chosen by ``model.is_offline``:
 
-- :func:`extract_offline` -- lexicons and surface statistics, no model download:
+- :func:`extract_offline` -- lexicons and surface statistics, no model download. It reads
+  :func:`prose`: fenced code, inline code spans, stack traces, log and code lines are cut
+  out (each block becomes the one word ``code``), since a paste is not the user's style.
   * tone: cue-word evidence (laughter/joking, politeness/hedging, analytic vocabulary plus
     formality) turned into probabilities by a softmax against a constant neutral baseline.
     Limits: no sarcasm, irony or dry humour without markers; English only.
-  * emotion: the same scheme with joy / focused / frustrated / anxious cue lists.
-    Limits: no negation handling ("not happy" counts as joy), no intensity.
+  * emotion: the same scheme with joy / focused / frustrated / anxious cue lists and
+    phrases; a repeated cue word counts once; ALL-CAPS words intensify whichever of joy or
+    frustration the words carry. Limits: no negation handling ("not happy" counts as
+    joy), no sadness category (sad turns read neutral), no intensity.
   * length: ``(ln n - ln 5) / (ln 90 - ln 5)`` clipped, n = words in the turn; about 13
     words is the Sparse/Moderate edge and 33 the Moderate/Dense edge. Limits: counts words,
-    not ideas; pasted code or logs read as long.
+    not ideas; code cut out by :func:`prose` is one word, however long the paste.
   * density: a triple-count proxy for OpenIE. Each clause is cut into content chunks (runs
     of words that are not function words, pronouns, fillers or relation verbs); two
     successive chunks in a clause linked by a verb or preposition count as one
@@ -22,7 +26,8 @@ Two implementations side by side, chosen by ``model.is_offline``:
     turns) is blended with the share of content words (lexical density) and their mean length. Limits: no parser, so long noun compounds count once and lists count
     as chains; numbers and identifiers count as content.
   * formality: function-word statistics in the spirit of Heylighen and Dewaele's F-score
-    (articles, prepositions and Latinate derivations up; pronouns, interjections,
+    (articles, prepositions, Latinate derivations and written-register markers such as
+    "kindly", "regarding", "whereby" up; pronouns, interjections,
     contractions, emoji, repeated punctuation and lower-case sentence starts down) plus
     mean word length as a readability statistic, through a logistic. Limits: tuned on
     English chat; a terse but formal one-liner scores middling.
@@ -226,8 +231,52 @@ def emotion_probs(text: str, stats: TextStats, formality: float) -> dict[str, fl
                      "anxious": anxious})
 
 
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_CODE_LINE = re.compile(
+    r"^(?:\s{4,}|\t)\S"                                 # indented code / log continuation
+    r"|^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+)"
+    r"|^\s*(?:[\w.]+(?:Error|Exception|Warning)|panic|fatal|FATAL|ERROR|WARN)\b[:\]]"
+    r"|^\s*(?:at\s+[\w.$<>]+\(|\$ |>>> |#include|import |from \S+ import |def |class |return )"
+)
+
+
+def _is_code_line(line: str) -> bool:
+    """A pasted code, shell or log line: a known shape, or mostly symbols rather than words."""
+    if _CODE_LINE.search(line):
+        return True
+    core = line.strip()
+    if len(core) < 8:
+        return False
+    symbols = sum(1 for ch in core if ch in "{}[]();=<>+*/\\|&^%$#@~_:")
+    return symbols / len(core) > 0.15 and not core.endswith(("?", "."))
+
+
+def prose(text: str) -> str:
+    """The user's own words: fenced blocks, code/log lines and inline code cut out.
+
+    Pasted code, stack traces and logs are not the user's writing style (they would read as
+    long, dense and formal), so each pasted block or inline span becomes the single word
+    ``code``. A turn that is nothing but code keeps that one word.
+    """
+    t = _FENCE.sub(" code ", text)
+    t = _INLINE_CODE.sub(" code ", t)
+    kept, in_block = [], False
+    for line in t.splitlines():
+        if _is_code_line(line):
+            if not in_block:
+                kept.append("code")
+            in_block = True
+        else:
+            kept.append(line)
+            in_block = False
+    out = re.sub(r"[ \t]+", " ", "\n".join(kept)).strip()
+    return out or "code"
+
+
 def extract_offline(text: str) -> dict[str, float | dict[str, float]]:
     """The five-dimension observation of one user turn from lexicons and statistics."""
+    text = prose(text)
     stats = text_stats(text)
     formality = formality_score(text, stats)
     return {
@@ -278,7 +327,7 @@ def rating_to_vector(text: str, rating: StyleRating) -> dict[str, float | dict[s
     """A validated LLM rating as an observation (probabilities renormalised, length measured)."""
     return {
         "tone": _normalise(rating.tone.model_dump(), TONES),
-        "length": length_score(text_stats(text)),
+        "length": length_score(text_stats(prose(text))),
         "emotion": _normalise(rating.emotion.model_dump(), EMOTIONS),
         "density": float(rating.density),
         "formality": float(rating.formality),

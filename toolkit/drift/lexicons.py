@@ -41,7 +41,7 @@ JOY = frozenset("""
 love loved loving awesome amazing great yay excited exciting fun happy glad delighted wonderful
 fantastic cool nice yess yesss woohoo hooray enjoy enjoyed enjoying stoked thrilled cute best
 excellent brilliant perfect proud delicious beautiful incredible superb yippee celebrate
-celebrating excitement glad wow lucky
+celebrating excitement glad lucky
 """.split()) | frozenset({"haha", "hahaha", "lol", "lmao", "hehe"})
 
 #: multi-word joy cues

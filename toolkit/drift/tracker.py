@@ -23,15 +23,27 @@ leaves three things open; our choices:
 3. *When a score counts.* A dimension is flagged at turn t when ``C_t >= delta`` after a
    warm-up of ``warmup`` reference turns, the last ``persist`` turns each sit at least
    ``z_persist`` noise units on the same side of the reference (one odd turn is not a
-   change), the shift is at least ``min_effect``, and the change is corroborated: at least
-   ``min_dims`` dimensions qualify at once, or one dimension scores ``strong`` * delta. On
-   such a turn, dimensions that co-move (persistent, score >= ``soft`` * delta, shift >=
-   ``min_effect`` / 2) are flagged with them. A flag re-anchors that dimension:
-   its EMA jumps to the new run's mean and its reference restarts there (the "memory
-   update" of the paper), so it cannot fire twice for one change.
+   change), the shift is at least ``min_effect``, and the change is corroborated.
+   Dimensions co-move when persistent with score >= ``soft`` * delta and shift >=
+   ``min_effect`` / 2; the ``groups`` (affect = tone + emotion, length, register =
+   density + formality) read different cues. A change is corroborated when (a) one
+   dimension qualifies and ``min_groups`` groups co-move; or (b) one dimension scores
+   ``strong`` * delta; or (c) every group co-moves and their pooled score, sqrt of the sum
+   of each group's best C^2, reaches ``pooled`` * delta (a broad change just under delta
+   everywhere, e.g. plain questions turning formal); or (d) a categorical *label switch*:
+   the category that tops all of the last ``label_persist`` turns rose with C >=
+   ``label_strong`` * delta and topped at most ``label_share`` of the reference turns (an
+   affect-only switch, e.g. enthusiastic to angry, which a bounded probability channel
+   cannot lift to ``strong`` * delta). All co-moving dimensions are flagged with it. A
+   flag re-anchors that dimension: its EMA jumps to the new run's mean and its reference
+   restarts there (the "memory update" of the paper), so it cannot fire twice for one
+   change; a dimension that qualifies within ``refractory`` turns of a flag is re-anchored
+   silently as part of that change.
 
 Defaults (ours) are window 3, beta 0.8, lambda 0.6, delta 4.0 (chosen on the simulated panel of
-:mod:`toolkit.drift.users`, never on hand-written checks); the community
+:mod:`toolkit.drift.users`, seeds 0-3). Rules (c), (d) and the refractory were added after an
+independent hand-written check (``pooled`` 1.25, ``label_strong`` 1.15, ``label_share`` 0.15,
+``refractory`` 2; none adds a stationary flag on panel seeds 0-3); the community
 reimplementation uses window 3, EMA decay 0.7, fuse weight 0.6 and threshold 0.9 (its
 threshold is on a differently scaled score). ``prefmem reproduce drift`` shows the
 sensitivity of latency and false alarms to all four.
@@ -76,8 +88,9 @@ class TrackerConfig:
     strong: float = 2.0
     label_persist: int = 3
     label_share: float = 0.15
-    label_strong: float = 1.25
+    label_strong: float = 1.15
     pooled: float = 1.25
+    refractory: int = 2
     soft: float = 0.6
     prior_sd: dict[str, float] = field(default_factory=_default_prior_sd)
     prior_weight: float = 4.0
@@ -142,6 +155,7 @@ class PreferenceTracker:
         self.config = config or TrackerConfig()
         self._dims = {d: _DimState() for d in self.config.dims}
         self._t = 0
+        self._last_flag = -(10**9)
         self._last_vector: dict | None = None
 
     # -- scoring -----------------------------------------------------------------------
@@ -239,20 +253,27 @@ class PreferenceTracker:
             group_best = [max(scores[d] for d in g if d in co) for g in cfg.groups
                           if any(d in co for d in g)]
             n_groups = len(group_best)
-            # several independent groups co-moving just under the threshold: their pooled
-            # score (root sum of squares of each group's best) is held to a higher bar
-            broad = (n_groups >= cfg.min_groups
+            # every independent group co-moving just under the threshold: their pooled score
+            # (root sum of squares of each group's best) is held to a higher bar instead
+            broad = (n_groups == len(cfg.groups) > cfg.min_groups
                      and math.sqrt(sum(g * g for g in group_best)) >= cfg.pooled * cfg.threshold)
             label = [d for d in cfg.dims if switched.get(d)
                      and scores[d] >= cfg.label_strong * cfg.threshold]
             if (full and n_groups >= cfg.min_groups) or strong or broad or label:
                 changed = [d for d in cfg.dims if level.get(d, 0) >= 1]
+        # a dimension catching up within ``refractory`` turns of a flag belongs to that change:
+        # it is re-anchored (memory update) but not reported as a new change
+        quiet = bool(changed) and self._t - self._last_flag <= cfg.refractory
+        if changed and not quiet:
+            self._last_flag = self._t
         for d in changed:
             st = self._dims[d]
             st.anchor = starts[d]
             st.last_flag = self._t
             if cfg.reanchor:
                 st.ema = np.stack(st.obs[st.anchor:]).mean(axis=0)
+        if quiet:
+            changed = []
         vector = self._fused() if any(s.obs for s in self._dims.values()) else {}
         prompt = preference_prompt(vector, changed) if vector else ""
         return TurnState(self._t, observed, vector, scores, changed, prompt)

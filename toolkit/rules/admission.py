@@ -64,6 +64,9 @@ _REQUEST_Q = re.compile(
     r"what about|shall (?:we|you)|please)\b"
 )
 _QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# a concrete artefact at hand: a file name, a line number, a named function call
+_CONCRETE = re.compile(r"(?i)\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|md|cfg|toml|ya?ml|json|sh|"
+                       r"c|h|cpp|sql|txt|ini|lock)\b|\bline \d+\b|\b\w+\(\)")
 _ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
 _CONTENT_STOP = frozenset(
     "do doing did don't dont that this it those these them again the a an same please so you "
@@ -167,16 +170,20 @@ def _rejected_acceptable(text: str) -> tuple[str | None, str | None]:
     return (r.group(1).strip() if r else None), (a.group(1).strip() if a else None)
 
 
-def allowed_decisions(cues: Cues, signal: bool) -> tuple[tuple[Decision, ...], str]:
+def allowed_decisions(cues: Cues, signal: bool, text: str = "") -> tuple[tuple[Decision, ...], str]:
     """The decisions the cue grammar permits, and the reason code that set them."""
     if not signal:
         return ("task_local",), "no_signal"
     if cues.temporary:
         return ("task_local",), "temporary"
-    if cues.vague and cues.deictic and not (cues.lasting or cues.friction):
+    if cues.vague and (cues.deictic or _CONCRETE.search(text)) and not (
+            cues.lasting or cues.friction):
         return ("task_local",), "current_task"
     if cues.vague and not (cues.hedged and (cues.firm_lasting or cues.friction)):
         return ("defer",), "vague"
+    if cues.vague:
+        # a politeness hedge around a firm duration ("it'd be great if ... from now on")
+        return ("persist",), "friction" if cues.friction else "lasting"
     if cues.friction:
         return ("persist", "defer"), "friction"
     if cues.lasting:
@@ -209,7 +216,7 @@ def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[A
 def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admission:
     """Combine the grammar's permitted set with the classifier's probabilities."""
     signal = detect_signal(rec.text)
-    allowed, reason = allowed_decisions(cues, signal)
+    allowed, reason = allowed_decisions(cues, signal, rec.text)
     decision: Decision = max(allowed, key=lambda d: (probs.get(d, 0.0), -allowed.index(d)))
     if decision != allowed[0] and len(allowed) > 1:
         reason = "undetermined" if decision == "defer" else reason

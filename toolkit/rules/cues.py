@@ -37,17 +37,17 @@ _LASTING = [
     r"\bgoing forward\b", r"\bmoving forward\b", r"\bhenceforth\b", r"\bhereafter\b",
     r"\bin (?:the )?future\b", r"\bfor (?:all )?future\b", r"\bfuture (?:tasks?|work|changes?|PRs?|"
     r"sessions?|projects?|requests?|code)\b",
-    r"\balways\b", r"\bnever\b(?! mind)", r",\s*ever\b", r"\bever again\b", r"\bnot ever\b", r"\bdon'?t ever\b", r"\bdo not ever\b",
+    r"\balways\b(?!-)", r"\bnever\b(?! mind)(?!-)", r",\s*ever\b", r"\bever again\b", r"\bnot ever\b", r"\bdon'?t ever\b", r"\bdo not ever\b",
     r"\bevery (?:single )?time\b", r"\beach time\b", r"\bany ?time\b", r"\bwhenever\b",
     r"\bin general\b", r"\bgenerally\b", r"(?:^|(?<=[.!?,;:]\s))ever\b(?=\s*[.!]|\s*$)",
     r"^(?:(?:general|standing|house|new|permanent|global) )?(?:rule|standard|policy|convention|"
     r"preference|principle|guideline|default)s?(?: (?:for you|from me))?\s*:",
     r"\b(?:in|for|across) (?:all|every|each|any) (?:(?:of )?(?:my|our|your|the) )?(?:output|outputs|"
-    r"answers?|responses?|replies|messages?|scripts?|functions?|files?|modules?|code you write)\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
+    r"answers?|responses?|replies|messages?|code you write)\b", r"\bas a (?:general |standing |blanket )?(?:rule|habit|default)\b",
     r"\bby default\b", r"\bat all times\b", r"\bpermanently\b", r"\bfor good\b",
     r"\bas a matter of course\b", r"\bstanding (?:rule|instruction|order)\b",
     r"\bon (?:every|all|each) (?:\w+ ){0,2}(?:tasks?|changes?|commits?|prs?|pull requests?|"
-    r"projects?|repos?|sessions?|files?)\b",
+    r"projects?|repos?|sessions?)\b",
     r"\b(?:for|in|across) (?:all|every|each|any) (?:(?:of )?(?:my|our|your|the) )?(?:future )?"
     r"(?:tasks?|changes?|commits?|prs?|pull requests?|projects?|repos?|repositories|sessions?|work|"
     r"code|codebases?)\b",
@@ -156,6 +156,21 @@ _HEDGE = [
 # lasting cues too weak to outweigh a hedge ("would be nice in general")
 _WEAK_LASTING = re.compile(r"(?i)^(?:in general|generally|remember (?:to|that|this)|keep in mind|"
                            r"don'?t forget (?:to|that)|next time)$")
+_COMPLETION = [
+    r"\b(?:when(?:ever)?|once|after|as soon as) (?:you(?:'re| are| have|'ve)|it(?:'s| is)|that(?:'s| "
+    r"is)|this(?:'s| is)|we(?:'re| are))(?: \w+)? (?:done|finished|ready|through|complete|merged)\b"
+    r"(?! with (?:a|an|any|each|every)\b)",
+]
+# firm duration phrases (stronger than always/never): they lift a rule out of the current artefact
+_FIRM_DURATION = re.compile(
+    r"(?i)\b(?:from now on|from here on|going forward|moving forward|henceforth|hereafter|"
+    r"in (?:the )?future|for (?:all )?future|permanent(?:ly)?|for good|from today|standing)\b")
+# an instruction confined to one artefact at hand ("in this function", "throughout that file")
+_ARTEFACT_SCOPE = (
+    r"\b(?:in|within|throughout|across|inside|for) (?:this|that) (?:whole |entire )?(?:file|function|"
+    r"method|class|module|script|snippet|component|notebook|test|endpoint|handler|query|loop|"
+    r"diff|patch|block)\b"
+)
 _RETRACTION = [
     r"\bstop doing\b", r"\b(?:you can|feel free to|please) stop\b", r"\bno longer\b",
     r"\banymore\b", r"\bany more\b(?= *[.!,;]|$)", r"\bforget (?:about )?(?:the|that|my|this) "
@@ -243,7 +258,7 @@ _CONDITION_OPENERS = (
 )
 _FILE_NOUNS = (
     r"(?:files?|modules?|scripts?|notebooks?|migrations?|templates?|stylesheets?|configs?|"
-    r"configuration files?|dockerfiles?|workflows?|pipelines?|directories|directory|folders?|"
+    r"configuration files?|dockerfiles?|\w+files|workflows?|pipelines?|directories|directory|folders?|"
     r"packages?|crates?|test suites?|sources?|codebases?|sql|markdown|yaml|json)"
 )
 _QUALIFIER = r"(?!(?:this|that|these|those|the|a|an|every|each|all|any|some|new|my|your|our)\b)"
@@ -251,6 +266,8 @@ _CONDITION_RESTRICT = (
     r"\b(?:for|in|on|within|inside|under|when (?:editing|touching|changing|writing)) "
     r"(?:any |all |every |each |the |our )?" + _QUALIFIER + r"(?:[\w.*/`'-]+ ){1,3}"
     + _FILE_NOUNS + r"\b"
+    r"|\b(?:for|in|on|within|inside) (?:any |all |every |each )?(?:make|docker|gem|proc|pip|"
+    r"brew|vagrant|jenkins|justfile|rake)files?\b"
 )
 _EXCEPTION = (
     r"\b(?:unless|except(?: (?:when|for|in|if|on|where|that))?|excepting|other than|apart from|"
@@ -381,11 +398,20 @@ _MAIN_VERB = re.compile(
     r"keep|avoid|update|regenerate|mention|include|prefer|pin|create|wrap|bump|ask|tell|split|"
     r"raise|remove|delete|rename|move|flag|leave|stick|follow|rebuild|re-?run|generate|refresh|"
     r"notify|verify|confirm|validate|annotate|explain|describe|extract|refactor|handle|replace|"
-    r"convert|squash|rebase|document|run|open|ping|double-check|bump)\b)", _F)
+    r"convert|squash|rebase|document|run|open|ping|double-check|register|label|notify|link|"
+    r"declare|export|annotate|prefix|lock|guard|sanitize|sanitise|escape|quote|mock|stub|skip|"
+    r"ignore|ensure|emit|throw|catch|send|tag|cc|consider|drop|reject|warn|fail|print|"
+    r"mention|cite|attach|insert|append|commit|push|merge|deploy|release|publish)\b)", _F)
 _SUBJECTS = frozenset("you we i they it to and or should must will can would could also not "
                       "test dry ci build the a an each every first last next".split())
 _FRONT_LEADS = re.compile(r"^(?:(?:ok(?:ay)?|so|also|and|hey|please|pls|btw|fyi|note|oh|"
                           r"one more thing|rule|new rule|tip)\b[\s,:;!.-]*)*$", _F)
+
+
+_WISH_BEFORE = re.compile(
+    r"(?i)(?:(?:would|'d) (?:be (?:nice|good|great|helpful|lovely|cool|ideal|appreciated|better|"
+    r"best)|(?:like|prefer|love|appreciate) it)|I(?:'d| would) (?:like|prefer|love|appreciate) it)"
+    r"\s*$")
 
 
 def _is_fronted(text: str, pos: int, scoped: list[Span]) -> bool:
@@ -425,6 +451,9 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
         word = m.group(0).lower()
         rest = text[m.end():]
         fronted = _is_fronted(text, m.start(), scoped)
+        # "it'd be great if you ...": the if-clause is the wished-for behaviour, not a trigger
+        if word in {"if", "when"} and _WISH_BEFORE.search(text[:m.start()]):
+            continue
         if word in {"before", "after", "prior to"} and (
                 not fronted or any(s.start <= m.start() < s.end for s in lasting)
                 or not re.match(r"\s+\w", rest)
@@ -500,6 +529,23 @@ _DEFINITE_EDIT = re.compile(
     r"change|remove|edit|modify|refactor|clean up|tidy(?: up)?|rewrite|move|split|extract|"
     r"document|format|convert|migrate|replace|optimi[sz]e|simplify|shorten|correct|adjust|tweak|"
     r"improve)\s+(?:the|that|this|those|these|its|my)\b", _F)
+
+
+# inherently corrective one-offs (you fix or investigate one specific thing); rule-like verbs such
+# as merge/deploy/squash stay scope-giving after a fronted project ("In this repo, squash ...")
+_ONE_OFF_DEFINITE = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you|now|also|then|and|just|go ahead and)\s+)*"
+    r"(?:revert|fix|undo|repair|debug|investigate|look (?:into|at)|find|track down|figure out|"
+    r"resolve|roll back|reopen|restart|cherry-pick)\s+(?:up |out |back |down )?"
+    r"(?:the|that|this|it|these|those|my|your|its|where|what|why|how|whatever|which|whether)\b", _F)
+
+
+def _one_off_after(text: str, sp: Span) -> bool:
+    """Whether the directive that follows a fronted scope is a one-off on a definite thing."""
+    end = min([i for i in (text.find(ch, sp.end) for ch in ".!?;\n") if i >= 0] + [len(text)])
+    clauses = [c.strip(" ,:-") for c in re.split(r",|\s[-\u2013\u2014]\s", text[sp.end:end])]
+    clauses = [c for c in clauses if c]
+    return bool(clauses) and bool(_ONE_OFF_DEFINITE.match(clauses[-1]))
 
 
 def _exception(text: str) -> Span | None:
@@ -596,18 +642,32 @@ _ARTEFACT = re.compile(
 
 def _descriptive(text: str, span: Span) -> bool:
     """An always/never that describes an artefact ("the function you wrote always returns None")."""
-    if span.text.lower() not in {"always", "never"}:
+    low = span.text.lower()
+    after = text[span.end:]
+    if low in {"every time", "each time", "whenever", "any time", "anytime"} and re.match(
+            r"\s+I\b", after):
+        # "every time I run it, it crashes": the user's report, not a rule for the agent
+        cut = re.search(r"[,;.!?]", after)
+        main = after[cut.end():] if cut and after[cut.start()] == "," else ""
+        return bool(re.match(r"\s*(?:it|this|that|the \w+|there|nothing|everything|something|"
+                             r"my \w+|he|she|they)\b(?!\s+(?:should|must|needs? to|has to)\b)",
+                             main, _F))
+    if low not in {"always", "never"}:
         return False
     start = max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1
     before = text[start:span.start]
     words = re.findall(r"[\w']+", before.lower())
+    if words and re.match(r"\s+(?:had|was|were|did|got|made|went|ran|saw|came|took|gave|found|"
+                          r"thought|knew|left|broke|wrote|forgot|heard|meant|kept|lost|sent|"
+                          r"built|became|began|brought|used to|\w+ed)\b",
+                          after, _F) and words[-1] != "you":
+        return True
     if not words or words[-1] in _AGENTIVE_BEFORE:
         return False
-    after = text[span.end:]
     if _ARTEFACT.search(before):
         return True
     return bool(re.match(r"\s+(?!is\b|has\b|does\b|was\b)[a-z]+(?<!s)s\b", after)) and \
-        words[-1] not in {"it", "this", "that", "code", "everyone"} and not re.search(
+        words[-1] not in {"code", "everyone"} and not re.search(
             r"(?i)\b(?:project|repo|repository|codebase|monorepo|service|app|crate|team)\b", before)
 
 
@@ -651,8 +711,21 @@ def parse_cues(text: str) -> Cues:
     # same-length normalisation so offsets still index the original message
     text = text.translate(_SAME_LENGTH)
     lasting = [s for s in _finditer(_LASTING, text, "lasting") if not _descriptive(text, s)]
+    # "whenever you're ready" / "when you're done" anchor a one-off to the current task
+    completion = _finditer(_COMPLETION, text, "completion")
+    lasting = [s for s in lasting if not any(c.start <= s.start < c.end for c in completion)]
+    if completion and all(_WEAK_LASTING.match(s.text.strip()) for s in lasting):
+        lasting = []
     friction = _finditer(_FRICTION, text, "friction")
     temporary = _finditer(_TEMPORARY, text, "temporary")
+    # "not just today's work" / "not only for this PR" widens the rule instead of limiting it
+    temporary = [t for t in temporary if not re.search(
+        r"\bnot (?:just |only |merely |simply )?(?:for |in |on |during )?$",
+        text[max(0, t.start - 24):t.start], _F)]
+    if not _FIRM_DURATION.search(text):
+        temporary = sorted(temporary + [t for t in _finditer(_ARTEFACT_SCOPE, text, "temporary")
+                                        if not any(x.start < t.end and t.start < x.end
+                                                   for x in temporary)], key=lambda t: t.start)
     vague = _finditer(_VAGUE, text, "vague")
     hedges = [h for h in _finditer(_HEDGE, text, "vague")
               if not any(v.start < h.end and h.start < v.end for v in vague)]
@@ -683,6 +756,8 @@ def parse_cues(text: str) -> Cues:
                                      for v in vague):
         condition = None
     generic = condition is not None and not deictic and _generic_condition(condition.text)
+    if not (lasting or friction or condition is not None):
+        project = [p for p in project if not _one_off_after(text, p)]
     removed = [s for s in lasting if s.text.lower() != "never"]
     removed += friction + temporary + vague + project + explicit_global
     removed += [s for s in (condition, exception) if s is not None]

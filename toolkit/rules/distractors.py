@@ -187,14 +187,22 @@ BASE_RULES: dict[str, tuple[str, ...]] = {
 }
 
 _CONDITIONS: tuple[str, ...] = (
-    "when touching the payment code", "when the change affects the public API",
-    "when working on the mobile client", "when a file is longer than 300 lines",
-    "during a release freeze", "when editing infrastructure code",
-    "when the task mentions performance", "when writing database code",
+    "when touching the payment code",
+    "when the change affects the public API",
+    "when working on the mobile client",
+    "when a file is longer than 300 lines",
+    "during a release freeze",
+    "when editing infrastructure code",
+    "when the task mentions performance",
+    "when writing database code",
 )
 _EXCEPTIONS: tuple[str, ...] = (
-    "generated code", "prototype branches", "one-off scripts", "vendored packages",
-    "hotfixes", "internal tools",
+    "generated code",
+    "prototype branches",
+    "one-off scripts",
+    "vendored packages",
+    "hotfixes",
+    "internal tools",
 )
 _PROJECTS: tuple[str, ...] = ("atlas", "billing-api", "web-ui", "ingest", "docs-site", "ml-lab")
 
@@ -211,8 +219,12 @@ def distractor_pool() -> list[Rule]:
                 Rule(id="_", behavior=base, conditions=[_CONDITIONS[k % len(_CONDITIONS)]]),
                 Rule(id="_", behavior=base, exceptions=[_EXCEPTIONS[k % len(_EXCEPTIONS)]]),
                 Rule(id="_", behavior=base, scope=f"project:{_PROJECTS[k % len(_PROJECTS)]}"),
-                Rule(id="_", behavior=base, scope=f"project:{_PROJECTS[(k + 3) % len(_PROJECTS)]}",
-                     conditions=[_CONDITIONS[(k + 5) % len(_CONDITIONS)]]),
+                Rule(
+                    id="_",
+                    behavior=base,
+                    scope=f"project:{_PROJECTS[(k + 3) % len(_PROJECTS)]}",
+                    conditions=[_CONDITIONS[(k + 5) % len(_CONDITIONS)]],
+                ),
             ]
             for v in variants:
                 n += 1
@@ -227,11 +239,18 @@ def _too_close(rule: Rule, record: ResolutionInput) -> bool:
     w = TermWeights.for_rules([])
     text = rule_text(rule)
     return overlap(record.correction, text, w) >= 0.4 or any(
-        overlap(rule_text(r), text, w) >= 0.5 for r in record.library)
+        overlap(rule_text(r), text, w) >= 0.5 for r in record.library
+    )
 
 
-def grow_library(record: ResolutionInput, size: int, order: int, *, seed: int = 0,
-                 pool: Sequence[Rule] | None = None) -> ResolutionInput:
+def grow_library(
+    record: ResolutionInput,
+    size: int,
+    order: int,
+    *,
+    seed: int = 0,
+    pool: Sequence[Rule] | None = None,
+) -> ResolutionInput:
     """``record`` with its library grown to ``size`` rules by related and random distractors,
     shuffled by ``order``."""
     own = list(record.library)

@@ -74,16 +74,37 @@ class LibraryRule:
 
     def to_record(self) -> Rule:
         """The rule as resolution sees it (DESIGN §3)."""
-        return Rule(id=self.id, behavior=self.behavior, scope=self.scope,
-                    conditions=list(self.conditions), exceptions=list(self.exceptions))
+        return Rule(
+            id=self.id,
+            behavior=self.behavior,
+            scope=self.scope,
+            conditions=list(self.conditions),
+            exceptions=list(self.exceptions),
+        )
 
-    def revised(self, op: str, *, source: str | None, version: int, quotes: Sequence[str] = (),
-                **changes: object) -> LibraryRule:
+    def revised(
+        self,
+        op: str,
+        *,
+        source: str | None,
+        version: int,
+        quotes: Sequence[str] = (),
+        **changes: object,
+    ) -> LibraryRule:
         """A copy with ``changes`` applied and a revision appended to the history."""
         new = replace(self, **changes)  # type: ignore[arg-type]
         allq = tuple(dict.fromkeys([*new.quotes, *quotes]))
-        rev = Revision(self.revision + 1, op, new.behavior, new.scope, new.conditions,
-                       new.exceptions, tuple(quotes), source, version)
+        rev = Revision(
+            self.revision + 1,
+            op,
+            new.behavior,
+            new.scope,
+            new.conditions,
+            new.exceptions,
+            tuple(quotes),
+            source,
+            version,
+        )
         return replace(new, quotes=allq, history=self.history + (rev,))
 
 
@@ -125,10 +146,12 @@ class LibraryVersion:
         theirs = {r.id: r for r in other.rules}
         return {
             "added": sorted(i for i in theirs if i not in mine),
-            "changed": sorted(i for i in theirs if i in mine and theirs[i] != mine[i]
-                              and theirs[i].is_current),
-            "removed": sorted(i for i in theirs if i in mine and mine[i].is_current
-                              and not theirs[i].is_current),
+            "changed": sorted(
+                i for i in theirs if i in mine and theirs[i] != mine[i] and theirs[i].is_current
+            ),
+            "removed": sorted(
+                i for i in theirs if i in mine and mine[i].is_current and not theirs[i].is_current
+            ),
         }
 
 
@@ -183,8 +206,9 @@ class RuleLibrary:
         self._next += 1
         return rid
 
-    def apply(self, changes: Sequence[Change], *, source: str | None = None,
-              note: str = "") -> LibraryVersion:
+    def apply(
+        self, changes: Sequence[Change], *, source: str | None = None, note: str = ""
+    ) -> LibraryVersion:
         """Apply ``changes`` (from one correction) and publish the result as a new version.
 
         ``reuse`` records the supporting quote; ``revise`` updates scope/conditions/exceptions
@@ -198,43 +222,62 @@ class RuleLibrary:
             order = [r.id for r in base.rules]
             for ch in changes:
                 if ch.op != "add" and (ch.target not in rules or not rules[ch.target].is_current):
-                    raise KeyError(f"{ch.op}: no current rule {ch.target!r} in version {base.number}")
+                    raise KeyError(
+                        f"{ch.op}: no current rule {ch.target!r} in version {base.number}"
+                    )
                 if ch.op == "reuse":
-                    rules[ch.target] = rules[ch.target].revised("reuse", source=source, version=num,
-                                                                quotes=ch.quotes)
+                    rules[ch.target] = rules[ch.target].revised(
+                        "reuse", source=source, version=num, quotes=ch.quotes
+                    )
                 elif ch.op == "revise":
                     old = rules[ch.target]
                     rules[ch.target] = old.revised(
-                        "revise", source=source, version=num, quotes=ch.quotes,
-                        behavior=ch.behavior or old.behavior, scope=ch.scope or old.scope,
+                        "revise",
+                        source=source,
+                        version=num,
+                        quotes=ch.quotes,
+                        behavior=ch.behavior or old.behavior,
+                        scope=ch.scope or old.scope,
                         conditions=old.conditions if ch.conditions is None else ch.conditions,
                         exceptions=old.exceptions if ch.exceptions is None else ch.exceptions,
-                        status="guidance" if old.status == "active" else old.status)
+                        status="guidance" if old.status == "active" else old.status,
+                    )
                 elif ch.op == "retract":
-                    rules[ch.target] = rules[ch.target].revised("retract", source=source, version=num,
-                                                                quotes=ch.quotes, state="retracted")
+                    rules[ch.target] = rules[ch.target].revised(
+                        "retract", source=source, version=num, quotes=ch.quotes, state="retracted"
+                    )
                 elif ch.op in ("replace", "add"):
                     rid = self._new_id(set(rules))
                     old = rules.get(ch.target) if ch.op == "replace" else None
                     new = LibraryRule(
-                        id=rid, behavior=ch.behavior or (ch.quotes[0] if ch.quotes else ""),
+                        id=rid,
+                        behavior=ch.behavior or (ch.quotes[0] if ch.quotes else ""),
                         scope=ch.scope or (old.scope if old else "global"),
-                        conditions=tuple(ch.conditions or ()), exceptions=tuple(ch.exceptions or ()),
-                        supersedes=old.id if old else None)
+                        conditions=tuple(ch.conditions or ()),
+                        exceptions=tuple(ch.exceptions or ()),
+                        supersedes=old.id if old else None,
+                    )
                     if not new.behavior:
                         raise ValueError(f"{ch.op}: a new rule needs a behaviour")
                     rules[rid] = new.revised(ch.op, source=source, version=num, quotes=ch.quotes)
                     order.append(rid)
                     if old is not None:
-                        rules[old.id] = old.revised("superseded", source=source, version=num,
-                                                    state="superseded", superseded_by=rid)
+                        rules[old.id] = old.revised(
+                            "superseded",
+                            source=source,
+                            version=num,
+                            state="superseded",
+                            superseded_by=rid,
+                        )
                 else:
                     raise ValueError(f"unknown operation {ch.op!r}")
             v = LibraryVersion(num, tuple(rules[i] for i in order), base.number, note)
             self._versions.append(v)
             return v
 
-    def set_status(self, rule_id: str, status: Status, *, note: str = "compilation") -> LibraryVersion:
+    def set_status(
+        self, rule_id: str, status: Status, *, note: str = "compilation"
+    ) -> LibraryVersion:
         """Record a compilation outcome for a rule as a new version."""
         with self._lock:
             base = self._versions[-1]
@@ -248,6 +291,15 @@ class RuleLibrary:
 
 def library_from_records(rules: Sequence[Rule]) -> RuleLibrary:
     """A library seeded with resolution-input rules (ids kept)."""
-    return RuleLibrary([LibraryRule(id=r.id, behavior=r.behavior, scope=r.scope,
-                                    conditions=tuple(r.conditions), exceptions=tuple(r.exceptions))
-                        for r in rules])
+    return RuleLibrary(
+        [
+            LibraryRule(
+                id=r.id,
+                behavior=r.behavior,
+                scope=r.scope,
+                conditions=tuple(r.conditions),
+                exceptions=tuple(r.exceptions),
+            )
+            for r in rules
+        ]
+    )

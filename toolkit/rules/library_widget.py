@@ -15,14 +15,19 @@ def _rule_rows(version: LibraryVersion, marks: dict[str, str]) -> str:
         if r.state != "current" and r.id not in marks:
             continue
         bg = _COLOURS.get(marks.get(r.id, ""), "transparent")
-        extra = "; ".join([*(f"when {c}" for c in r.conditions), *(f"except {e}" for e in r.exceptions)])
+        extra = "; ".join(
+            [*(f"when {c}" for c in r.conditions), *(f"except {e}" for e in r.exceptions)]
+        )
         state = "" if r.is_current else f" ({r.state})"
         rows.append(
             f"<tr style='background:{bg}'><td>{html.escape(r.id)}{state}</td>"
             f"<td>{html.escape(r.behavior)}</td><td>{html.escape(r.scope)}</td>"
-            f"<td>{html.escape(extra)}</td><td>{r.status}</td><td>{r.revision}</td></tr>")
-    head = ("<tr><th>id</th><th>requirement</th><th>scope</th><th>conditions / exceptions</th>"
-            "<th>status</th><th>rev</th></tr>")
+            f"<td>{html.escape(extra)}</td><td>{r.status}</td><td>{r.revision}</td></tr>"
+        )
+    head = (
+        "<tr><th>id</th><th>requirement</th><th>scope</th><th>conditions / exceptions</th>"
+        "<th>status</th><th>rev</th></tr>"
+    )
     return f"<table>{head}{''.join(rows) or '<tr><td colspan=6>(empty)</td></tr>'}</table>"
 
 
@@ -33,10 +38,12 @@ def version_pair_html(library: RuleLibrary, number: int) -> str:
     d = a.diff(b)
     marks = {i: k for k, ids in d.items() for i in ids}
     note = html.escape(b.note or "")
-    return ("<div style='display:flex;gap:2em'>"
-            f"<div><h4>version {a.number}</h4>{_rule_rows(a, {})}</div>"
-            f"<div><h4>version {b.number} <small>{note}</small></h4>{_rule_rows(b, marks)}</div>"
-            "</div>")
+    return (
+        "<div style='display:flex;gap:2em'>"
+        f"<div><h4>version {a.number}</h4>{_rule_rows(a, {})}</div>"
+        f"<div><h4>version {b.number} <small>{note}</small></h4>{_rule_rows(b, marks)}</div>"
+        "</div>"
+    )
 
 
 def version_viewer(library: RuleLibrary, start: int = 0):

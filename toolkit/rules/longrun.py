@@ -41,46 +41,121 @@ class Topic:
     temporary: str
     exception: str
     condition: str
+    paraphrase: str = ""
+    paraphrase_new: str = ""
 
 
 TOPICS: tuple[Topic, ...] = (
-    Topic("quotes", "string quotes", "use single quotes for strings",
-          "use double quotes for strings", "use double quotes in this snippet",
-          "JSON fixtures", "writing Python"),
-    Topic("length", "answer length", "keep answers concise",
-          "give detailed answers with examples", "give me a long answer",
-          "design reviews", "the question is about architecture"),
-    Topic("tests", "unit tests", "write a unit test for every new function",
-          "write an integration test for every new endpoint", "skip the tests",
-          "one-off scripts", "the function has branching logic"),
-    Topic("commits", "commit subject length", "keep commit subjects under 50 characters",
-          "keep commit subjects under 72 characters", "use a longer commit subject",
-          "merge commits", "the change touches several modules"),
-    Topic("emoji", "emojis", "never use emojis in commit messages",
-          "put one emoji at the start of each commit message", "add a party emoji to this commit",
-          "release commits", "the commit is a release"),
-    Topic("packages", "package manager", "use npm to install packages",
-          "use pnpm to install packages", "use yarn here", "the legacy frontend",
-          "working in the web client"),
-    Topic("logging", "print statements", "use logging instead of print statements",
-          "use structured JSON logging instead of print statements",
-          "print statements are fine in this script", "CLI entry points",
-          "the code runs as a service"),
-    Topic("docstrings", "docstrings", "add a docstring to every public function",
-          "add a one-line docstring to every module", "skip the docstrings in this file",
-          "test helpers", "the function is exported"),
+    Topic(
+        "quotes",
+        "string quotes",
+        "use single quotes for strings",
+        "use double quotes for strings",
+        "use double quotes in this snippet",
+        "JSON fixtures",
+        "writing Python",
+        "strings go in single quotes",
+        "strings take double quotes",
+    ),
+    Topic(
+        "length",
+        "answer length",
+        "keep answers concise",
+        "give detailed answers with examples",
+        "give me a long answer",
+        "design reviews",
+        "the question is about architecture",
+        "short answers, please",
+        "I want thorough, detailed answers",
+    ),
+    Topic(
+        "tests",
+        "unit tests",
+        "write a unit test for every new function",
+        "write an integration test for every new endpoint",
+        "skip the tests",
+        "one-off scripts",
+        "the function has branching logic",
+        "each new function needs its unit test",
+        "every new endpoint needs an integration test",
+    ),
+    Topic(
+        "commits",
+        "commit subject length",
+        "keep commit subjects under 50 characters",
+        "keep commit subjects under 72 characters",
+        "use a longer commit subject",
+        "merge commits",
+        "the change touches several modules",
+        "commit subjects stay below 50 characters",
+        "commit subjects may run to 72 characters",
+    ),
+    Topic(
+        "emoji",
+        "emojis",
+        "never use emojis in commit messages",
+        "put one emoji at the start of each commit message",
+        "add a party emoji to this commit",
+        "release commits",
+        "the commit is a release",
+        "no emojis in commit messages",
+        "each commit message starts with one emoji",
+    ),
+    Topic(
+        "packages",
+        "package manager",
+        "use npm to install packages",
+        "use pnpm to install packages",
+        "use yarn here",
+        "the legacy frontend",
+        "working in the web client",
+        "packages get installed with npm",
+        "packages get installed with pnpm",
+    ),
+    Topic(
+        "logging",
+        "print statements",
+        "use logging instead of print statements",
+        "use structured JSON logging instead of print statements",
+        "print statements are fine in this script",
+        "CLI entry points",
+        "the code runs as a service",
+        "no print statements, use the logging module",
+        "structured JSON logs, not print statements",
+    ),
+    Topic(
+        "docstrings",
+        "docstrings",
+        "add a docstring to every public function",
+        "add a one-line docstring to every module",
+        "skip the docstrings in this file",
+        "test helpers",
+        "the function is exported",
+        "public functions need docstrings",
+        "every module needs a one-line docstring",
+    ),
 )
 
-_NEW = ("From now on, {b}.", "Please always {b} going forward.", "One rule for all future work: {b}.",
-        "In future, {b}.")
+_NEW = (
+    "From now on, {b}.",
+    "Please always {b} going forward.",
+    "One rule for all future work: {b}.",
+    "In future, {b}.",
+)
 _RESTATE = ("Again: {b}.", "I already told you: {b}.", "Remember, {b}.", "As I said before, {b}.")
 _TEMP = ("Just for this task, {t}.", "For this one only, {t}.", "This time only, {t}.")
 _REVISE_EXC = ("{B}, except for {e}.", "Keep the rule to {b}, but not for {e}.")
 _REVISE_COND = ("From now on, {b} only when {c}.",)
-_REPLACE = ("From now on, {n} instead.", "I changed my mind: {n} from now on.",
-            "Going forward, switch to this instead: {n}.")
-_RETRACT = ("Drop the rule about {w}, I don't need it anymore.", "Forget my earlier rule about {w}.",
-            "You no longer need to follow the {w} rule.")
+_REPLACE = (
+    "From now on, {n} instead.",
+    "I changed my mind: {n} from now on.",
+    "Going forward, switch to this instead: {n}.",
+)
+_RETRACT = (
+    "Drop the rule about {w}, I don't need it anymore.",
+    "Forget my earlier rule about {w}.",
+    "You no longer need to follow the {w} rule.",
+)
 
 
 @dataclass
@@ -135,6 +210,7 @@ def script(sessions: int = 60, seed: int = 0, topics: Sequence[Topic] = TOPICS) 
 
 def respond(kind: str, topic: Topic, state: UserState, rng) -> tuple[str, UserState]:
     """The user's message for an event, and the updated hidden state."""
+
     def pick(options: Sequence[str]) -> str:
         return options[int(rng.integers(len(options)))]
 
@@ -144,7 +220,8 @@ def respond(kind: str, topic: Topic, state: UserState, rng) -> tuple[str, UserSt
         state.text[topic.key] = topic.behavior
         return pick(_NEW).format(b=topic.behavior), state
     if kind == "restate":
-        return pick(_RESTATE).format(b=cur), state
+        alt = topic.paraphrase if cur == topic.behavior else topic.paraphrase_new
+        return pick(_RESTATE).format(b=alt if alt and rng.random() < 0.5 else cur), state
     if kind == "temporary":
         return pick(_TEMP).format(t=topic.temporary), state
     if kind == "revise":
@@ -173,8 +250,9 @@ def _provenance(version: LibraryVersion, origin: dict[str, tuple[str, int | None
     return out
 
 
-def score_library(version: LibraryVersion, state: UserState,
-                  origin: dict[str, tuple[str, int | None]]) -> dict[str, float]:
+def score_library(
+    version: LibraryVersion, state: UserState, origin: dict[str, tuple[str, int | None]]
+) -> dict[str, float]:
     """Compare a library version with the user's live preferences."""
     prov = _provenance(version, origin)
     live = {k: v for k, v in state.version.items() if state.live.get(k)}
@@ -186,9 +264,11 @@ def score_library(version: LibraryVersion, state: UserState,
     stale = sum(1 for t, v in prov.values() if t not in live or v != live[t])
     dups = sum(max(0, c - 1) for c in per_topic.values())
     return {
-        "rules": len(prov), "live_prefs": len(live),
+        "rules": len(prov),
+        "live_prefs": len(live),
         "coverage": len(held) / len(live) if live else 1.0,
-        "stale": stale, "duplicates": dups,
+        "stale": stale,
+        "duplicates": dups,
         "exact": float(len(held) == len(live) and len(prov) == len(live)),
     }
 
@@ -203,14 +283,16 @@ def append_only(record: ResolutionInput) -> list[Change]:
     return [Change("add", None, behavior=record.correction, quotes=(record.correction,))]
 
 
-def run_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int = 0,
-                method: str = "resolver") -> pd.DataFrame:
+def run_longrun(
+    model: ChatModel | None, *, sessions: int = 60, seed: int = 0, method: str = "resolver"
+) -> pd.DataFrame:
     """Play the script against a library maintained by ``method`` (resolver | append-only)."""
     return simulate_longrun(model, sessions=sessions, seed=seed, method=method)[0]
 
 
-def simulate_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int = 0,
-                     method: str = "resolver") -> tuple[pd.DataFrame, RuleLibrary]:
+def simulate_longrun(
+    model: ChatModel | None, *, sessions: int = 60, seed: int = 0, method: str = "resolver"
+) -> tuple[pd.DataFrame, RuleLibrary]:
     """:func:`run_longrun`, also returning the library with all its versions."""
     events = script(sessions, seed)
     lib = RuleLibrary()
@@ -233,6 +315,14 @@ def simulate_longrun(model: ChatModel | None, *, sessions: int = 60, seed: int =
             changes = [p.change() for p in res.proposals]
         if changes:
             lib.apply(changes, source=cid, note=ev.kind)
-        rows.append({"method": method, "session": ev.session, "event": ev.kind, "topic": ev.topic,
-                     "correction": ev.text, **score_library(lib.latest, state, origin)})
+        rows.append(
+            {
+                "method": method,
+                "session": ev.session,
+                "event": ev.kind,
+                "topic": ev.topic,
+                "correction": ev.text,
+                **score_library(lib.latest, state, origin),
+            }
+        )
     return pd.DataFrame(rows), lib

@@ -49,12 +49,12 @@ OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
 #: when two updates hit one rule, the stronger one wins
 _STRENGTH = {"reuse": 0, "revise": 1, "replace": 2, "retract": 3, "add": 0}
 
-TOP_K = 10         #: candidates retrieved per query, plus sqrt(library size)
-MATCH = 0.26       #: overlap at which a rule expresses the same requirement family
-REUSE = 0.40       #: overlap at which a rule already says what the clause asks (no cue needed)
-COVER = 0.55       #: overlap at which an ``add`` duplicates an existing rule
-AMBIGUOUS = 0.04   #: two candidates this close are ambiguous
-MAX_EXCERPTS = 5   #: session excerpts retrieved for an ambiguous target
+TOP_K = 10  #: candidates retrieved per query, plus sqrt(library size)
+MATCH = 0.26  #: overlap at which a rule expresses the same requirement family
+REUSE = 0.40  #: overlap at which a rule already says what the clause asks (no cue needed)
+COVER = 0.55  #: overlap at which an ``add`` duplicates an existing rule
+AMBIGUOUS = 0.04  #: two candidates this close are ambiguous
+MAX_EXCERPTS = 5  #: session excerpts retrieved for an ambiguous target
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,15 @@ class Proposal:
     def change(self) -> Change:
         """The library change this proposal asks for (see :meth:`RuleLibrary.apply`)."""
         keep = self.op in ("revise", "replace", "add")
-        return Change(op=self.op, target=self.target, behavior=self.behavior if keep else None,
-                      scope=self.scope if keep else None,
-                      conditions=self.conditions if keep else None,
-                      exceptions=self.exceptions if keep else None, quotes=(self.quote,))
+        return Change(
+            op=self.op,
+            target=self.target,
+            behavior=self.behavior if keep else None,
+            scope=self.scope if keep else None,
+            conditions=self.conditions if keep else None,
+            exceptions=self.exceptions if keep else None,
+            quotes=(self.quote,),
+        )
 
 
 @dataclass
@@ -105,8 +110,9 @@ def top_k(n_rules: int, k: int = TOP_K) -> int:
     return k + int(math.sqrt(n_rules))
 
 
-def retrieve_candidates(record: ResolutionInput, index: RuleIndex | None = None,
-                        k: int = TOP_K) -> list[Rule]:
+def retrieve_candidates(
+    record: ResolutionInput, index: RuleIndex | None = None, k: int = TOP_K
+) -> list[Rule]:
     """Rules retrieved for the whole correction and for each of its clauses (union, ranked)."""
     index = index or RuleIndex().fit(record.library)
     k = top_k(len(record.library), k)
@@ -167,8 +173,9 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     if any(not _covered(e, have) for e in cues.exceptions):
         return True
     # a condition the rule's own wording already carries ("when updating branches") is not new
-    return any(not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6
-               for c in cues.conditions)
+    return any(
+        not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6 for c in cues.conditions
+    )
 
 
 def _contained(clause: str, text: str) -> float:
@@ -195,8 +202,9 @@ def _scope_of(cues: SegmentCues, rule: Rule | None) -> str:
     return rule.scope if rule is not None else "global"
 
 
-def _match_scores(cues: SegmentCues, cands: Sequence[Rule], extra: str,
-                  w: TermWeights | None = None) -> list[tuple[float, Rule]]:
+def _match_scores(
+    cues: SegmentCues, cands: Sequence[Rule], extra: str, w: TermWeights | None = None
+) -> list[tuple[float, Rule]]:
     query = (cues.behavior + " " + extra).strip()
     whole = (cues.text + " " + extra).strip()
     scored = []
@@ -208,24 +216,35 @@ def _match_scores(cues: SegmentCues, cands: Sequence[Rule], extra: str,
     return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
 
 
-_POSITIVE_SWITCH = re.compile(r"^\s*(use|go with|switch to|prefer|go back to)\b|"
-                              r"\b(go back to|switch back to|use \S+ again)\b", re.I)
+_POSITIVE_SWITCH = re.compile(
+    r"^\s*(use|go with|switch to|prefer|go back to)\b|"
+    r"\b(go back to|switch back to|use \S+ again)\b",
+    re.I,
+)
 
 
 def _is_referential(cues: SegmentCues) -> bool:
     return len(content_stems(cues.behavior)) <= 3 and bool(
-        re.search(r"\b(that|this|it|those|these|them|the other one|same)\b", cues.text, re.I))
+        re.search(r"\b(that|this|it|those|these|them|the other one|same)\b", cues.text, re.I)
+    )
 
 
 def _revision(cues: SegmentCues, rule: Rule, quote: str) -> Proposal:
     """A revise proposal: the rule's requirement with the clause's scope/conditions/exceptions."""
-    return Proposal("revise", rule.id, quote, behavior=rule.behavior, scope=_scope_of(cues, rule),
-                    conditions=tuple(dict.fromkeys([*rule.conditions, *cues.conditions])),
-                    exceptions=tuple(dict.fromkeys([*rule.exceptions, *cues.exceptions])))
+    return Proposal(
+        "revise",
+        rule.id,
+        quote,
+        behavior=rule.behavior,
+        scope=_scope_of(cues, rule),
+        conditions=tuple(dict.fromkeys([*rule.conditions, *cues.conditions])),
+        exceptions=tuple(dict.fromkeys([*rule.exceptions, *cues.exceptions])),
+    )
 
 
-def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
-            w: TermWeights | None = None) -> tuple[list[Proposal], bool]:
+def _decide(
+    cues: SegmentCues, cands: Sequence[Rule], extra: str = "", w: TermWeights | None = None
+) -> tuple[list[Proposal], bool]:
     """Offline decision for one clause; returns (proposals, target_ambiguous)."""
     if cues.temporary and not cues.retraction:
         return [], False
@@ -233,15 +252,17 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
         return [], False
     scored = _match_scores(cues, cands, extra, w)
     best = scored[0] if scored else (0.0, None)
-    ambiguous = (len(scored) > 1 and scored[0][0] >= MATCH
-                 and scored[0][0] - scored[1][0] < AMBIGUOUS)
+    ambiguous = (
+        len(scored) > 1 and scored[0][0] >= MATCH and scored[0][0] - scored[1][0] < AMBIGUOUS
+    )
     rule = best[1] if best[0] >= MATCH else None
     if rule is None and _is_referential(cues):
         ambiguous = True
     q = cues.text
     if cues.retraction and rule is not None and _POSITIVE_SWITCH.search(cues.behavior):
-        return [Proposal("replace", rule.id, q, behavior=cues.behavior, scope=_scope_of(cues, rule))
-                ], ambiguous
+        return [
+            Proposal("replace", rule.id, q, behavior=cues.behavior, scope=_scope_of(cues, rule))
+        ], ambiguous
     if cues.retraction:
         second = scored[1][0] if len(scored) > 1 else 0.0
         if rule is None and best[1] is not None and best[0] >= 0.1 and best[0] - second >= 0.05:
@@ -254,37 +275,75 @@ def _decide(cues: SegmentCues, cands: Sequence[Rule], extra: str = "",
     if rule is None and not content_stems(cues.behavior):
         return [], ambiguous  # "I need that every time": nothing new to store on its own
     if rule is None:
-        return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
-                         conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
+        return [
+            Proposal(
+                "add",
+                None,
+                q,
+                behavior=cues.behavior,
+                scope=_scope_of(cues, None),
+                conditions=cues.conditions,
+                exceptions=cues.exceptions,
+            )
+        ], ambiguous
     if cues.exceptions and _new_applicability(cues, rule) and not cues.replacement:
         return [_revision(cues, rule, q)], ambiguous
     if cues.widen and not cues.replacement and not _conflicts(cues.text, rule.behavior):
         # "X too, not just Y": the same requirement reaches further
         return [_revision(cues, rule, q)], ambiguous
-    flipped = (_negated(cues.behavior) != _negated(rule.behavior) and best[0] >= MATCH
-               and not cues.restatement and not cues.exceptions and not cues.conditions
-               and not cues.project and not cues.global_scope
-               and not CONTRAST.search(cues.behavior) and not CONTRAST.search(rule.behavior))
+    flipped = (
+        _negated(cues.behavior) != _negated(rule.behavior)
+        and best[0] >= MATCH
+        and not cues.restatement
+        and not cues.exceptions
+        and not cues.conditions
+        and not cues.project
+        and not cues.global_scope
+        and not CONTRAST.search(cues.behavior)
+        and not CONTRAST.search(rule.behavior)
+    )
     vc, vr = values(cues.behavior), values(rule_text(rule))
     new_value = bool(vc) and bool(vr) and not (vc & vr)
     changing = cues.replacement or _conflicts(cues.text, rule.behavior) or flipped or new_value
     if changing and cues.conditions and _new_applicability(cues, rule):
         # "when the file is short, show it whole instead": the rule stands, with an exception
         return [_revision(cues, rule, q)], ambiguous
-    if not changing and CHANGE_TIME.search(cues.text) and not cues.restatement \
-            and not _new_applicability(cues, rule) and best[0] < 0.9 \
-            and _rule_coverage(cues.behavior, rule, w) >= 0.4:
+    if (
+        not changing
+        and CHANGE_TIME.search(cues.text)
+        and not cues.restatement
+        and not _new_applicability(cues, rule)
+        and best[0] < 0.9
+        and _rule_coverage(cues.behavior, rule, w) >= 0.4
+    ):
         changing = True  # "docstrings in Google style going forward" changes the stored rule
     if changing:
-        return [Proposal("replace", rule.id, q, behavior=cues.behavior,
-                         scope=_scope_of(cues, rule), conditions=cues.conditions,
-                         exceptions=cues.exceptions)], ambiguous
+        return [
+            Proposal(
+                "replace",
+                rule.id,
+                q,
+                behavior=cues.behavior,
+                scope=_scope_of(cues, rule),
+                conditions=cues.conditions,
+                exceptions=cues.exceptions,
+            )
+        ], ambiguous
     if _new_applicability(cues, rule):
         return [_revision(cues, rule, q)], ambiguous
     if best[0] < REUSE and not cues.restatement and not extra:
         # related but not the same requirement: a rule is reused only when it already says this
-        return [Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
-                         conditions=cues.conditions, exceptions=cues.exceptions)], ambiguous
+        return [
+            Proposal(
+                "add",
+                None,
+                q,
+                behavior=cues.behavior,
+                scope=_scope_of(cues, None),
+                conditions=cues.conditions,
+                exceptions=cues.exceptions,
+            )
+        ], ambiguous
     return [Proposal("reuse", rule.id, q)], ambiguous
 
 
@@ -294,6 +353,9 @@ def _segments(correction: str) -> list[SegmentCues]:
     raw = split_segments(correction) or [correction]
     cues = [segment_cues(s) for s in raw]
     lasting_any = any(c.lasting for c in cues)
+    # "X. I've told you this twice now.": a clause of pure friction makes the message a restatement
+    if any(c.restatement and not content_stems(c.behavior) for c in cues):
+        cues = [replace(c, restatement=True) for c in cues]
     temporary_any = any(c.temporary for c in cues)
     out: list[SegmentCues] = []
     for c in cues:
@@ -324,7 +386,9 @@ def _merge(props: list[Proposal]) -> list[Proposal]:
     return [by_target[t] for t in order] + adds
 
 
-def validate(p: Proposal, record: ResolutionInput, weights: TermWeights | None = None) -> str | None:
+def validate(
+    p: Proposal, record: ResolutionInput, weights: TermWeights | None = None
+) -> str | None:
     """Why a proposal breaks the update constraints (None when it is valid)."""
     ids = {r.id for r in record.library}
     if p.op not in OPS:
@@ -335,8 +399,11 @@ def validate(p: Proposal, record: ResolutionInput, weights: TermWeights | None =
         if p.target is not None:
             return "add takes no target"
         for r in record.library:
-            if overlap(p.behavior or p.quote, rule_text(r), weights) >= COVER and not _conflicts(p.quote, r.behavior) \
-                    and _negated(p.behavior or p.quote) == _negated(r.behavior):
+            if (
+                overlap(p.behavior or p.quote, rule_text(r), weights) >= COVER
+                and not _conflicts(p.quote, r.behavior)
+                and _negated(p.behavior or p.quote) == _negated(r.behavior)
+            ):
                 return f"the requirement is already covered by rule {r.id}; reuse or revise it"
         return None
     if p.target not in ids:
@@ -356,8 +423,9 @@ def _repair(p: Proposal, error: str, record: ResolutionInput) -> Proposal | None
     return None
 
 
-def check_and_revise(props: list[Proposal], record: ResolutionInput, reviser=None,
-                     weights: TermWeights | None = None) -> tuple[list[Proposal], list[str]]:
+def check_and_revise(
+    props: list[Proposal], record: ResolutionInput, reviser=None, weights: TermWeights | None = None
+) -> tuple[list[Proposal], list[str]]:
     """Validate proposals; send invalid ones back once (``reviser``), drop what stays invalid."""
     kept, dropped = [], []
     for p in props:
@@ -374,8 +442,9 @@ def check_and_revise(props: list[Proposal], record: ResolutionInput, reviser=Non
     return _merge(kept), dropped
 
 
-def resolve_offline(record: ResolutionInput, *, index: RuleIndex | None = None,
-                    k: int = TOP_K) -> Resolution:
+def resolve_offline(
+    record: ResolutionInput, *, index: RuleIndex | None = None, k: int = TOP_K
+) -> Resolution:
     """The offline resolver for one correction (deterministic, order-independent)."""
     index = index or RuleIndex().fit(record.library)
     w = TermWeights.for_rules(record.library)
@@ -392,27 +461,41 @@ def resolve_offline(record: ResolutionInput, *, index: RuleIndex | None = None,
             res.excerpts.extend(e for e in ex if e not in res.excerpts)
             res.retried = True
             extra = " ".join(ex)
-            more = [r for r, _ in index.search(cues.text + " " + extra, top_k(len(record.library), k))]
+            more = [
+                r for r, _ in index.search(cues.text + " " + extra, top_k(len(record.library), k))
+            ]
             pool = list({r.id: r for r in [*pool, *more]}.values())
             res.candidates.extend(r.id for r in more if r.id not in res.candidates)
             out, _ = _decide(cues, pool, extra, w)
         prev = [p for p in props if p.target is not None and p.op in ("reuse", "revise")]
-        elaborates = _is_referential(cues) or (len(content_stems(cues.behavior)) <= 2
-                                               and not cues.lasting)
+        elaborates = _is_referential(cues) or (
+            len(content_stems(cues.behavior)) <= 2 and not cues.lasting
+        )
         if prev and elaborates and all(p.op == "add" for p in out) and out:
             # "Keep it under 72": the pronoun points at the rule the message is already about
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out, _ = _decide(cues, [tgt], tgt.behavior, w)
-        if refines and prev and all(p.op == "add" for p in out) and len(content_stems(
-                strip_clauses(cues.text, cues.conditions + cues.exceptions))) <= 1:
+        if (
+            refines
+            and prev
+            and all(p.op == "add" for p in out)
+            and len(content_stems(strip_clauses(cues.text, cues.conditions + cues.exceptions))) <= 1
+        ):
             # a bare refinement of the clause before it ("Use black. But not in migrations.")
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out = [_revision(cues, tgt, cues.text)]
         props.extend(out)
     if any(p.target is not None for p in props):
         # a short clause next to one that names a rule elaborates it ("SELECT, not select.")
-        props = [p for p in props if not (p.op == "add" and not segment_cues(p.quote).lasting
-                                          and len(content_stems(segment_cues(p.quote).behavior)) <= 2)]
+        props = [
+            p
+            for p in props
+            if not (
+                p.op == "add"
+                and not segment_cues(p.quote).lasting
+                and len(content_stems(segment_cues(p.quote).behavior)) <= 2
+            )
+        ]
     res.proposals, res.dropped = check_and_revise(_merge(props), record, weights=w)
     return res
 
@@ -436,8 +519,9 @@ class ResolutionAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     lasting: bool = Field(description="false when the correction only concerns the current task")
-    target_unclear: bool = Field(default=False,
-                                 description="true when it is unclear which rule is meant")
+    target_unclear: bool = Field(
+        default=False, description="true when it is unclear which rule is meant"
+    )
     updates: list[ProposedUpdate] = Field(default_factory=list)
 
 
@@ -457,14 +541,23 @@ def _to_proposals(ans: ResolutionAnswer) -> list[Proposal]:
         return []
     out = []
     for u in ans.updates:
-        out.append(Proposal(u.op, u.target if u.op != "add" else None, u.quote.strip(),
-                            behavior=u.behavior, scope=u.scope,
-                            conditions=(u.condition,) if u.condition else (),
-                            exceptions=(u.exception,) if u.exception else ()))
+        out.append(
+            Proposal(
+                u.op,
+                u.target if u.op != "add" else None,
+                u.quote.strip(),
+                behavior=u.behavior,
+                scope=u.scope,
+                conditions=(u.condition,) if u.condition else (),
+                exceptions=(u.exception,) if u.exception else (),
+            )
+        )
     return out
 
 
-def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int = TOP_K) -> list[Resolution]:
+def resolve_llm(
+    records: Sequence[ResolutionInput], model: ChatModel, *, k: int = TOP_K
+) -> list[Resolution]:
     """The LLM resolver: retrieve, ask, retry once with excerpts, revise invalid ones once."""
     prompt = load_prompt("resolution")
     results, convos = [], []
@@ -474,9 +567,16 @@ def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int 
         convos.append(_messages(rec, cands, []))
 
     def ask(idx: list[int], msgs: list[tuple], role: str) -> dict[int, Outcome]:
-        reqs = [StructuredRequest(messages=m, schema=ResolutionAnswer, role=role,
-                                  prompt_version=prompt.version, id=records[i].id)
-                for i, m in zip(idx, msgs, strict=True)]
+        reqs = [
+            StructuredRequest(
+                messages=m,
+                schema=ResolutionAnswer,
+                role=role,
+                prompt_version=prompt.version,
+                id=records[i].id,
+            )
+            for i, m in zip(idx, msgs, strict=True)
+        ]
         return dict(zip(idx, model.run(reqs, desc="resolution"), strict=True)) if reqs else {}
 
     first = ask(list(range(len(records))), convos, "resolution")
@@ -488,8 +588,9 @@ def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int 
         for i in amb:
             ex = session_excerpts(records[i], records[i].correction)
             results[i].excerpts, results[i].retried = ex, True
-            convos[i] = _messages(records[i], [r for r in records[i].library
-                                               if r.id in results[i].candidates], ex)
+            convos[i] = _messages(
+                records[i], [r for r in records[i].library if r.id in results[i].candidates], ex
+            )
             msgs.append(convos[i])
         answers.update(ask(amb, msgs, "resolution-retry"))
     # invalid proposals: returned once with the reasons, then dropped
@@ -498,19 +599,29 @@ def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int 
         if not o.ok:
             results[i].status = "unknown"
             continue
-        errs = [f"{p.op} {p.target}: {e}" for p in _to_proposals(o.value)
-                if (e := validate(p, records[i]))]
+        errs = [
+            f"{p.op} {p.target}: {e}"
+            for p in _to_proposals(o.value)
+            if (e := validate(p, records[i]))
+        ]
         if errs:
             pending[i] = errs
     if pending:
         idx = sorted(pending)
         msgs = []
         for i in idx:
-            fb = ("Some proposed updates break the rules: " + "; ".join(pending[i])
-                  + ". Revise the whole answer; drop updates you cannot support.")
-            msgs.append(convos[i] + ({"role": "assistant",
-                                      "content": answers[i].value.model_dump_json()},
-                                     {"role": "user", "content": fb}))
+            fb = (
+                "Some proposed updates break the rules: "
+                + "; ".join(pending[i])
+                + ". Revise the whole answer; drop updates you cannot support."
+            )
+            msgs.append(
+                convos[i]
+                + (
+                    {"role": "assistant", "content": answers[i].value.model_dump_json()},
+                    {"role": "user", "content": fb},
+                )
+            )
         revised = ask(idx, msgs, "resolution-revise")
         for i in idx:
             if revised[i].ok:
@@ -520,15 +631,19 @@ def resolve_llm(records: Sequence[ResolutionInput], model: ChatModel, *, k: int 
             continue
         props = _to_proposals(o.value)
         kept = [p for p in props if validate(p, records[i]) is None]
-        results[i].dropped = [f"{p.op} {p.target}: {validate(p, records[i])}"
-                              for p in props if validate(p, records[i]) is not None]
+        results[i].dropped = [
+            f"{p.op} {p.target}: {validate(p, records[i])}"
+            for p in props
+            if validate(p, records[i]) is not None
+        ]
         results[i].proposals = _merge(kept)
     return results
 
 
 # -- entry points --------------------------------------------------------------------------------
-def resolve(records: Sequence[ResolutionInput], model: ChatModel, *, seed: int = 0,
-            k: int = TOP_K) -> list[Resolution]:
+def resolve(
+    records: Sequence[ResolutionInput], model: ChatModel, *, seed: int = 0, k: int = TOP_K
+) -> list[Resolution]:
     """Resolve every record with the model's method (offline when ``model.is_offline``)."""
     del seed  # both methods are deterministic given their inputs (the gateway seeds LLM calls)
     if model.is_offline:
@@ -536,7 +651,8 @@ def resolve(records: Sequence[ResolutionInput], model: ChatModel, *, seed: int =
     return resolve_llm(records, model, k=k)
 
 
-def resolve_records(records: list[ResolutionInput], model: ChatModel, *,
-                    seed: int = 0) -> list[ResolutionOutput]:
+def resolve_records(
+    records: list[ResolutionInput], model: ChatModel, *, seed: int = 0
+) -> list[ResolutionOutput]:
     """DESIGN §3 resolution outputs for ``prefmem resolve`` (unknowns come out with no updates)."""
     return [r.output() for r in resolve(records, model, seed=seed)]

@@ -15,7 +15,8 @@ from toolkit.rules.cues import parse_cues
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#'\-]*")
 
-STOP = frozenset("""
+STOP = frozenset(
+    """
 a an the and or but of to in on at for with from by as is are was were be been being it its
 this that these those there here i me my we our you your he she they them their so do does
 did doing have has had having will would should could can may might must shall just please
@@ -27,14 +28,18 @@ one ones thing things stuff way like get got make made want wanted need needed g
 sure kind bit lot always never stop don't dont avoid anymore rule rules policy
 preference preferences requirement requirements instruction instructions future mind told
 said tell forward onwards already
-""".split())
+""".split()
+)
 
 #: common but weak words: present in many rules, so they count little
-WEAK = frozenset("""
+WEAK = frozenset(
+    """
 use using used keep always never code file files write writing add adding put change changes
-run running time times work project repo thing answer answers response responses output default rule rules
+run running time times work project repo thing answer answers response responses output
+default rule rules
 prefer preferred start stop avoid try include include
-""".split())
+""".split()
+)
 
 
 @lru_cache(maxsize=65536)
@@ -45,8 +50,14 @@ def stem(word: str) -> str:
         w = w[:-2]
     if len(w) <= 3:
         return w
-    for suf, rep, minlen in (("ies", "y", 5), ("ing", "", 6), ("ed", "", 5), ("ly", "", 6),
-                             ("es", "", 5), ("s", "", 4)):
+    for suf, rep, minlen in (
+        ("ies", "y", 5),
+        ("ing", "", 6),
+        ("ed", "", 5),
+        ("ly", "", 6),
+        ("es", "", 5),
+        ("s", "", 4),
+    ):
         if w.endswith(suf) and len(w) >= minlen:
             if suf == "es" and not re.search(r"(ss|x|ch|sh|z)es$", w):
                 continue
@@ -55,6 +66,8 @@ def stem(word: str) -> str:
             w = w[: -len(suf)] + rep
             if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]
+            if suf in ("ing", "ed") and re.search(r"[aeiou][^aeiou]ick$", w):
+                w = w[:-1]  # panicking -> panic, mimicked -> mimic (the k is added to spell it)
             break
     return w
 
@@ -79,53 +92,156 @@ def words(text: str) -> list[str]:
 
 #: concept -> (pole A words, pole B words); words in different poles of one concept conflict
 CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "length": (("concise", "brief", "short", "shorter", "terse", "succinct", "compact", "tl;dr",
-                "minimal", "summary", "summarize", "summarise"),
-               ("detailed", "verbose", "long", "longer", "lengthy", "thorough", "elaborate",
-                "in-depth", "comprehensive", "detail", "details", "extensive")),
-    "indent": (("tab", "tabs"), ("space", "spaces", "2-space", "4-space", "two-space",
-                                 "four-space")),
+    "length": (
+        (
+            "concise",
+            "brief",
+            "short",
+            "shorter",
+            "terse",
+            "succinct",
+            "compact",
+            "tl;dr",
+            "minimal",
+            "summary",
+            "summarize",
+            "summarise",
+        ),
+        (
+            "detailed",
+            "verbose",
+            "long",
+            "longer",
+            "lengthy",
+            "thorough",
+            "elaborate",
+            "in-depth",
+            "comprehensive",
+            "detail",
+            "details",
+            "extensive",
+        ),
+    ),
+    "indent": (
+        ("tab", "tabs"),
+        ("space", "spaces", "2-space", "4-space", "two-space", "four-space"),
+    ),
     "quotes": (("single", "single-quoted"), ("double", "double-quoted")),
-    "testframework": (("pytest", "fixture", "fixtures"), ("unittest", "testcase", "setup",
-                                                          "nose")),
+    "testframework": (("pytest", "fixture", "fixtures"), ("unittest", "testcase", "setup", "nose")),
     "jsformat": (("prettier",), ("eslint",)),
     "pyformat": (("black",), ("yapf", "autopep8")),
     "pkgmanager": (("npm",), ("yarn", "pnpm")),
     "pyenv": (("pip", "requirements", "venv"), ("poetry", "uv", "conda", "pipenv")),
     "merge": (("merge", "merging"), ("rebase", "rebasing", "squash")),
-    "case": (("snake_case", "snake", "underscore", "underscores"),
-             ("camelcase", "camel", "pascalcase", "kebab-case")),
+    "case": (
+        ("snake_case", "snake", "underscore", "underscores"),
+        ("camelcase", "camel", "pascalcase", "kebab-case"),
+    ),
     "strfmt": (("f-string", "f-strings", "fstring", "fstrings"), (".format", "%-formatting")),
     "paths": (("pathlib",), ("os.path",)),
-    "logging": (("logging", "logger", "log", "logs"), ("print", "prints", "println", "console.log")),
+    "logging": (
+        ("logging", "logger", "log", "logs"),
+        ("print", "prints", "println", "console.log"),
+    ),
     "language_ts": (("typescript", "ts"), ("javascript", "js")),
-    "structure": (("bullet", "bullets", "list", "lists", "table", "tables"),
-                  ("prose", "paragraph", "paragraphs", "narrative")),
-    "asking": (("ask", "confirm", "confirmation", "check", "permission"),
-               ("proceed", "autonomously", "without")),
+    "structure": (
+        ("bullet", "bullets", "list", "lists", "table", "tables"),
+        ("prose", "paragraph", "paragraphs", "narrative"),
+    ),
+    "asking": (
+        ("ask", "confirm", "confirmation", "check", "permission"),
+        ("proceed", "autonomously", "without"),
+    ),
     "comments": (("comment", "comments", "docstring", "docstrings"), ()),
     "testing": (("test", "tests", "testing", "unit", "coverage", "spec", "specs"), ()),
-    "types": (("type", "types", "typed", "typing", "hint", "hints", "annotation", "annotate",
-               "annotations", "mypy", "strict"), ()),
-    "deps": (("dependency", "dependencies", "package", "packages", "library", "libraries",
-              "install", "deps", "third-party"), ()),
+    "types": (
+        (
+            "type",
+            "types",
+            "typed",
+            "typing",
+            "hint",
+            "hints",
+            "annotation",
+            "annotate",
+            "annotations",
+            "mypy",
+            "strict",
+        ),
+        (),
+    ),
+    "deps": (
+        (
+            "dependency",
+            "dependencies",
+            "package",
+            "packages",
+            "library",
+            "libraries",
+            "install",
+            "deps",
+            "third-party",
+        ),
+        (),
+    ),
     "commit": (("commit", "commits", "committing", "message", "messages", "conventional"), ()),
-    "branch": (("branch", "branches", "main", "master", "push", "force-push", "pr",
-                "pull"), ()),
+    "branch": (("branch", "branches", "main", "master", "push", "force-push", "pr", "pull"), ()),
     "emoji": (("emoji", "emojis", "emoticon", "emoticons"), ()),
-    "cleanup": (("temporary", "temp", "tmp", "scratch", "cleanup", "clean", "leftover",
-                 "delete", "remove"), ()),
-    "errors": (("error", "errors", "exception", "exceptions", "try", "except", "catch",
-                "raise", "handling"), ()),
-    "naming": (("name", "names", "naming", "variable", "variables", "identifier",
-                "identifiers", "descriptive"), ()),
+    "cleanup": (
+        ("temporary", "temp", "tmp", "scratch", "cleanup", "clean", "leftover", "delete", "remove"),
+        (),
+    ),
+    "errors": (
+        (
+            "error",
+            "errors",
+            "exception",
+            "exceptions",
+            "try",
+            "except",
+            "catch",
+            "raise",
+            "handling",
+        ),
+        (),
+    ),
+    "naming": (
+        (
+            "name",
+            "names",
+            "naming",
+            "variable",
+            "variables",
+            "identifier",
+            "identifiers",
+            "descriptive",
+        ),
+        (),
+    ),
     "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
-    "linewidth": (("line", "lines", "width", "line-width", "80", "100", "120", "characters", "chars", "wrap"), ()),
+    "linewidth": (
+        ("line", "lines", "width", "line-width", "80", "100", "120", "characters", "chars", "wrap"),
+        (),
+    ),
     "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
     "functions": (("function", "functions", "method", "methods", "helper", "helpers"), ()),
     "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
-    "security": (("secret", "secrets", "credential", "credentials", "token", "tokens", "key",
-                  "keys", "password", "passwords", "env"), ()),
+    "security": (
+        (
+            "secret",
+            "secrets",
+            "credential",
+            "credentials",
+            "token",
+            "tokens",
+            "key",
+            "keys",
+            "password",
+            "passwords",
+            "env",
+        ),
+        (),
+    ),
     "sorting": (("alphabetical", "alphabetically", "sorted", "sort", "order", "ordered"), ()),
 }
 
@@ -160,8 +276,10 @@ def values(text: str) -> set[str]:
     return {v.lower().strip("./") for v in _VALUE.findall(text) if v.strip("./")}
 
 
-_NEGATOR = re.compile(r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|rather|over|"
-                      r"than|drop|ditch|quit|nor|against)$")
+_NEGATOR = re.compile(
+    r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|rather|over|"
+    r"than|drop|ditch|quit|nor|against)$"
+)
 _AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|,)$")
 
 
@@ -244,93 +362,124 @@ _WEAK_STEMS = frozenset(stem(w) for w in WEAK)
 # -- cue patterns --------------------------------------------------------------------------------
 _P = lambda s: re.compile(s, re.I)  # noqa: E731
 
-LASTING = _P(r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
-             r"henceforth|always|never|every time|each time|whenever|by default|as a rule|"
-             r"in general|generally|every (project|repo|file|task|time)|all (my )?(projects|repos|"
-             r"the time)|remember( that|:)?|make (it|this) a rule|for good|permanently|"
-             r"anymore|any more|no longer|from today|as standard|(in|for) all future)\b")
-TEMPORARY = _P(r"\b(this time|just this once|this once|for now|for the moment|right now|"
-               r"for this (\w+ ){0,2}(one|task|change|pr|fix|refactor|commit|file|run|answer|question|"
-               r"request|ticket|script|function|bug|feature|diff|patch|session|reply|response)|"
-               r"(only|just) (for|in) this (one|task|change|pr|fix|refactor|commit|file|answer|"
-               r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
-               r"today only|just today|in this (answer|reply|response|one)|here only|"
-               r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
-               r"today|tonight|(fix|change|sort) (it|that|this) later|"
-               r"this (answer|reply|response|one|output|summary|message)|"
-               r"^(could|can|would|will) you\b[^.!]*\?\s*$)\b")
-RETRACT = _P(r"(\bno longer (need|want|require|care|have to|must|should|bother)|"
-             r"\b(don't|do not|dont) (need|have) to \w+.*\b(anymore|any more|again)\b|"
-             r"\bno need to \w+.*\b(anymore|any more)\b|"
-             r"\b(forget|ignore|drop|scrap|remove|delete|cancel|discard|disregard|retire|"
-             r"withdraw|undo|revoke|lose|kill|ditch) (about )?(my|the|that|this|your) (earlier |old |"
-             r"previous |former |original )?([\w/-]+ ){0,3}(rule|preference|instruction|request|"
-             r"requirement|note|guideline)s?\b|"
-             r"\bi (don't|do not|no longer) (need|want) (it|that|this|them|those)( rule)? "
-             r"(anymore|any more)\b|"
-             r"\bi (don't|do not|no longer) (need|want) (the|that|this|my|your|those|these) "
-             r"([\w/-]+ ){0,4}(rule|preference|requirement|instruction|guideline)s?\b|"
-             r"\b(forget|disregard|ignore) (what|everything) i (said|told you)|"
-             r"\bthat (rule|preference|requirement|instruction) (is|was) (no longer|obsolete|"
-             r"gone|retired|dead|void)|"
-             r"\b(rule|preference|requirement) (no longer applies|is retired|is cancelled)|"
-             r"\byou can (stop|go back to|drop|skip)\b|\bfeel free to \w+ again\b|"
-             r"\b(is|are) (fine|ok|okay|allowed|acceptable) again\b|"
-             r"\bi (don't|do not|no longer) (care|mind)\b|\bstop worrying about\b|"
-             r"\b(lift|relax) (the|that|my) (rule|ban|restriction)|"
-             r"\bnever mind (the|my|that|about)\b)")
-REPLACE = _P(r"\b(instead of|instead|rather than|in place of|switch(ed|ing)? (to|over|from)|"
-             r"change(d)? (it )?to|changed my mind|replace|swap|move(d)? (over )?to|"
-             r"migrate|prefer \w+( \w+)? over|not \w+( \w+)? but|no more \w+[,;:.]?\s|"
-             r"now (use|prefer|want|go with)|use \w+ now|from now on use|these days|"
-             r"go with|opposite|reverse|the other way)\b")
-RESTATE = _P(r"(^\s*(where('s| is| are)|why (is|isn't|aren't|didn't|did you|no|not)|what happened to)\b|"
-             r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
-              r"i (already|'ve already|have already) (said|asked|told)|remember|still|"
-              r"keep (on )?|reminder|once more|as before|as usual|same as before|"
-              r"i told you)\b)")
+LASTING = _P(
+    r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
+    r"henceforth|always|never|every time|each time|whenever|by default|as a rule|"
+    r"in general|generally|every (project|repo|file|task|time)|all (my )?(projects|repos|"
+    r"the time)|remember( that|:)?|make (it|this) a rule|for good|permanently|"
+    r"anymore|any more|no longer|from today|as standard|(in|for) all future)\b"
+)
+TEMPORARY = _P(
+    r"\b(this time|just this once|this once|for now|for the moment|right now|"
+    r"for this (\w+ ){0,2}(one|task|change|pr|fix|refactor|commit|file|run|answer|question|"
+    r"request|ticket|script|function|bug|feature|diff|patch|session|reply|response)|"
+    r"(only|just) (for|in) this (one|task|change|pr|fix|refactor|commit|file|answer|"
+    r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
+    r"today only|just today|in this (answer|reply|response|one)|here only|"
+    r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
+    r"today|tonight|(fix|change|sort) (it|that|this) later|"
+    r"this (answer|reply|response|one|output|summary|message)|"
+    r"^(could|can|would|will) you\b[^.!]*\?\s*$)\b"
+)
+RETRACT = _P(
+    r"(\bno longer (need|want|require|care|have to|must|should|bother)|"
+    r"\b(don't|do not|dont) (need|have) to \w+.*\b(anymore|any more|again)\b|"
+    r"\bno need to \w+.*\b(anymore|any more)\b|"
+    r"\b(forget|ignore|drop|scrap|remove|delete|cancel|discard|disregard|retire|"
+    r"withdraw|undo|revoke|lose|kill|ditch) (about )?(my|the|that|this|your) (earlier |old |"
+    r"previous |former |original )?([\w/-]+ ){0,3}(rule|preference|instruction|request|"
+    r"requirement|note|guideline)s?\b|"
+    r"\bi (don't|do not|no longer) (need|want) (it|that|this|them|those)( rule)? "
+    r"(anymore|any more)\b|"
+    r"\bi (don't|do not|no longer) (need|want) (the|that|this|my|your|those|these) "
+    r"([\w/-]+ ){0,4}(rule|preference|requirement|instruction|guideline)s?\b|"
+    r"\b(forget|disregard|ignore) (what|everything) i (said|told you)|"
+    r"\bthat (rule|preference|requirement|instruction) (is|was) (no longer|obsolete|"
+    r"gone|retired|dead|void)|"
+    r"\b(rule|preference|requirement) (no longer applies|is retired|is cancelled)|"
+    r"\byou can (stop|go back to|drop|skip)\b|\bfeel free to \w+ again\b|"
+    r"\b(is|are) (fine|ok|okay|allowed|acceptable) again\b|"
+    r"\bi (don't|do not|no longer) (care|mind)\b|\bstop worrying about\b|"
+    r"\b(lift|relax) (the|that|my) (rule|ban|restriction)|"
+    r"\bnever mind (the|my|that|about)\b)"
+)
+REPLACE = _P(
+    r"\b(instead of|instead|rather than|in place of|switch(ed|ing)? (to|over|from)|"
+    r"change(d)? (it )?to|changed my mind|replace|swap|move(d)? (over )?to|"
+    r"migrate|prefer \w+( \w+)? over|not \w+( \w+)? but|no more \w+[,;:.]?\s|"
+    r"now (use|prefer|want|go with)|use \w+ now|from now on use|these days|"
+    r"go with|opposite|reverse|the other way)\b"
+)
+RESTATE = _P(
+    r"(^\s*(where('s| is| are)|why (is|isn't|aren't|didn't|did you|no|not)|what happened to)\b|"
+    r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
+    r"i (already|'ve already|have already) (said|asked|told)|remember|still|"
+    r"keep (on )?|reminder|once more|as before|as usual|as always|same as before|"
+    r"i('ve| have)? (told|said|asked|mentioned)( (you|this|that|it))*( (before|already|twice|"
+    r"repeatedly|many times|multiple times|several times))|i told you)\b)"
+)
 
 _SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|monorepo)"
-PROJECT = _P(rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
-             rf"(in|for|within|to) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
-             rf"{_SCOPE_WORDS}[- ]wide|(here|this {_SCOPE_WORDS}) only|only (here|in this "
-             rf"{_SCOPE_WORDS}))\b")
-GLOBAL = _P(rf"\b(everywhere|in (all|every|any) {_SCOPE_WORDS}s?|across (all )?{_SCOPE_WORDS}s?|"
-            rf"globally|all (of )?my {_SCOPE_WORDS}s?|not just (in )?(this|here)|"
-            rf"every {_SCOPE_WORDS}|wherever)\b")
-CONDITION = _P(r"\b(only (when|if|for|in|on|while|during|after|before)\b[^.;!?]*|"
-               r"(whenever|when|if|while|once|after|before) (you|we|i|the|a|an|it|there|"
-               r"something|anything|writing|editing|adding|touching|working|changing|"
-               r"creating|making|running|doing|committing|pushing|opening|reviewing|"
-               r"deploying|releasing|fixing)\b[^.;!?]*|"
-               r"(for|in|on) (python|typescript|javascript|go|rust|java|shell|bash|sql|yaml|"
-               r"markdown|css|html|c\+\+|ruby|test|config|\.\w+|public|private|internal|"
-               r"new|legacy|large|small|big|generated|production|frontend|backend|cli|api)\b"
-               r"[^.;!?]*)")
-EXCEPTION = _P(r"\b(except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
-               r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
-               r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
-               r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
-               r"(is|are|'s|'re) (fine|ok|okay|allowed|acceptable|alright|permitted) "
-               r"(on|for|in|when|if|with|inside|under)|"
-               r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
-               r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
-               r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
-               r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
-               r"inside|during) )\b[^.;!?]*")
-CHANGE_TIME = _P(r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
-                 r"henceforth|from today|these days|nowadays)\b")
-WIDEN = _P(r"\b(not just|not only|(as well|too)(?=\s*([,.;!?]|$|from|going))|also (for|to|in|on)|in addition to|including|"
-           r"extend (it|this|that|the rule) to|applies to \w+ as well)\b")
-CONTRAST = _P(r"(\b(instead|rather|over|not \w+(,| but)|but use|in place of|versus|vs)\b|, (use|not) \w)")
-NEGATION = _P(r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|skip|"
-              r"shouldn't|should not|mustn't|must not|can't|cannot|won't|no more)\b")
-DIRECTIVE = _P(r"\b(use|keep|add|write|put|make|run|avoid|stop|start|always|never|don't|"
-               r"do not|prefer|please|should|must|need|want|be|give|show|include|leave|"
-               r"remove|delete|ask|check|name|sort|split|limit|wrap|mention|explain|document|"
-               r"comment|test|commit|push|format|lint|pin|update|reply|answer|respond|create|"
-               r"skip|no|stick|follow|switch|go|drop|forget|ignore|avoid|place|prefix|end|"
-               r"call|return|raise|log|print|default)\b")
+PROJECT = _P(
+    rf"\b((in|for|within|inside) (this|the|our|that) {_SCOPE_WORDS}|"
+    rf"(in|for|within|to) (the )?[\w.\-]+ {_SCOPE_WORDS}|(in|for) {_SCOPE_WORDS} [\w.\-]+|"
+    rf"{_SCOPE_WORDS}[- ]wide|(here|this {_SCOPE_WORDS}) only|only (here|in this "
+    rf"{_SCOPE_WORDS}))\b"
+)
+GLOBAL = _P(
+    rf"\b(everywhere|in (all|every|any) {_SCOPE_WORDS}s?|across (all )?{_SCOPE_WORDS}s?|"
+    rf"globally|all (of )?my {_SCOPE_WORDS}s?|not just (in )?(this|here)|"
+    rf"every {_SCOPE_WORDS}|wherever)\b"
+)
+CONDITION = _P(
+    r"\b(only (when|if|for|in|on|while|during|after|before)\b[^.;!?]*|"
+    r"(whenever|when|if|while|once|after|before) (you|we|i|the|a|an|it|there|"
+    r"something|anything|writing|editing|adding|touching|working|changing|"
+    r"creating|making|running|doing|committing|pushing|opening|reviewing|"
+    r"deploying|releasing|fixing)\b[^.;!?]*|"
+    r"(for|in|on) (python|typescript|javascript|go|rust|java|shell|bash|sql|yaml|"
+    r"markdown|css|html|c\+\+|ruby|test|config|\.\w+|public|private|internal|"
+    r"new|legacy|large|small|big|generated|production|frontend|backend|cli|api)\b"
+    r"[^.;!?]*)"
+)
+EXCEPTION = _P(
+    r"\b(except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
+    r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
+    r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
+    r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
+    r"(is|are|'s|'re) (fine|ok|okay|allowed|acceptable|alright|permitted) "
+    r"(on|for|in|when|if|with|inside|under)|"
+    r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
+    r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
+    r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
+    r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
+    r"inside|during) )\b[^.;!?]*"
+)
+CHANGE_TIME = _P(
+    r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
+    r"henceforth|from today|these days|nowadays)\b"
+)
+WIDEN = _P(
+    r"\b(not just|not only|(as well|too)(?=\s*([,.;!?]|$|from|going))|also (for|to|in|on)|"
+    r"in addition to|including|"
+    r"extend (it|this|that|the rule) to|applies to \w+ as well)\b"
+)
+CONTRAST = _P(
+    r"(\b(instead|rather|over|not \w+(,| but)|but use|in place of|versus|vs)\b|"
+    r", (use|not|never|no|avoid) \w)"
+)
+NEGATION = _P(
+    r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|skip|"
+    r"shouldn't|should not|mustn't|must not|can't|cannot|won't|no more)\b"
+)
+DIRECTIVE = _P(
+    r"\b(use|keep|add|write|put|make|run|avoid|stop|start|always|never|don't|"
+    r"do not|prefer|please|should|must|need|want|be|give|show|include|leave|"
+    r"remove|delete|ask|check|name|sort|split|limit|wrap|mention|explain|document|"
+    r"comment|test|commit|push|format|lint|pin|update|reply|answer|respond|create|"
+    r"skip|no|stick|follow|switch|go|drop|forget|ignore|avoid|place|prefix|end|"
+    r"call|return|raise|log|print|default)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -385,12 +534,32 @@ def _add_clause(found: tuple[str, ...], extra: str | None) -> tuple[str, ...]:
     return found + (extra,)
 
 
-_LEADIN_WORDS = STOP | {"changed", "change", "note", "fyi", "important", "work", "reminder",
-                        "remember", "again", "one", "general", "seriously", "look", "listen"}
-_TRAIL = re.compile(r"[\s,]*\b(from now on|going forward|moving forward|in (the )?future|"
-                    r"from here on|for good|as a rule|by default)\b[\s.!]*$", re.I)
-_LEAD = re.compile(r"^\s*(from now on|going forward|moving forward|in (the )?future|"
-                   r"from here on)\b[\s,:]*", re.I)
+_LEADIN_WORDS = STOP | {
+    "changed",
+    "change",
+    "note",
+    "fyi",
+    "important",
+    "work",
+    "reminder",
+    "remember",
+    "again",
+    "one",
+    "general",
+    "seriously",
+    "look",
+    "listen",
+}
+_TRAIL = re.compile(
+    r"[\s,]*\b(from now on|going forward|moving forward|in (the )?future|"
+    r"from here on|for good|as a rule|by default)\b[\s.!]*$",
+    re.I,
+)
+_LEAD = re.compile(
+    r"^\s*(from now on|going forward|moving forward|in (the )?future|"
+    r"from here on)\b[\s,:]*",
+    re.I,
+)
 
 
 def clean_behavior(text: str) -> str:
@@ -399,7 +568,7 @@ def clean_behavior(text: str) -> str:
     for _ in range(3):
         m = re.match(r"^([^,:;]{1,60})[,:;]\s+", out)
         if m and all(w in _LEADIN_WORDS for w in words(m.group(1))):
-            out = out[m.end():]
+            out = out[m.end() :]
         out = _LEAD.sub("", out)
     out = _TRAIL.sub("", out).strip(" ,.;:!")
     out = re.sub(r"^(please|kindly)\s+", "", out, flags=re.I)
@@ -415,8 +584,11 @@ def segment_cues(text: str) -> SegmentCues:
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
     # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
-    conds = tuple(dict.fromkeys(
-        t for t in (_TRAIL.sub("", c.split(",")[0]).strip(" ,;:") for c in conds) if t))
+    conds = tuple(
+        dict.fromkeys(
+            t for t in (_TRAIL.sub("", c.split(",")[0]).strip(" ,;:") for c in conds) if t
+        )
+    )
     temporary = bool(TEMPORARY.search(low)) or shared.temporary
     lasting = bool(LASTING.search(low)) or shared.lasting
     if temporary:
@@ -425,20 +597,38 @@ def segment_cues(text: str) -> SegmentCues:
     scope_parts = tuple(m.group(0) for m in PROJECT.finditer(text))
     behavior = clean_behavior(strip_clauses(text, conds + excs + scope_parts))
     return SegmentCues(
-        text=text, lasting=lasting, temporary=temporary and not lasting,
-        retraction=bool(RETRACT.search(low)), replacement=bool(REPLACE.search(low)),
-        restatement=bool(RESTATE.search(low)) or shared.friction, negated=bool(NEGATION.search(behavior.lower())),
-        project=proj, global_scope=bool(GLOBAL.search(low)) or shared.explicit_global, conditions=conds, exceptions=excs,
-        directive=bool(DIRECTIVE.search(low) or CONTRAST.search(low) or concepts(text) or conds
-                       or excs or proj or CHANGE_TIME.search(low)),
-        widen=bool(WIDEN.search(low)), behavior=behavior or text,
+        text=text,
+        lasting=lasting,
+        temporary=temporary and not lasting,
+        retraction=bool(RETRACT.search(low)),
+        replacement=bool(REPLACE.search(low)),
+        restatement=bool(RESTATE.search(low)) or shared.friction,
+        negated=bool(NEGATION.search(behavior.lower())),
+        project=proj,
+        global_scope=bool(GLOBAL.search(low)) or shared.explicit_global,
+        conditions=conds,
+        exceptions=excs,
+        directive=bool(
+            DIRECTIVE.search(low)
+            or CONTRAST.search(low)
+            or concepts(text)
+            or conds
+            or excs
+            or proj
+            or CHANGE_TIME.search(low)
+        ),
+        widen=bool(WIDEN.search(low)),
+        behavior=behavior or text,
         quotes=(text,),
     )
 
 
 _SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
-_BUNDLE = re.compile(r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
-                     r"and another thing|oh and|and,? one more thing)\b\s*", re.I)
+_BUNDLE = re.compile(
+    r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
+    r"and another thing|oh and|and,? one more thing)\b\s*",
+    re.I,
+)
 
 
 def split_segments(text: str) -> list[str]:

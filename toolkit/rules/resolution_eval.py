@@ -13,8 +13,15 @@ from toolkit.errors import InputError
 from toolkit.paper import fixtures_dir
 from toolkit.records import ResolutionInput, ResolutionOutput, Update
 
-CATEGORIES = ("restatement", "refinement", "replacement", "bundled", "new", "retraction",
-              "temporary")
+CATEGORIES = (
+    "restatement",
+    "refinement",
+    "replacement",
+    "bundled",
+    "new",
+    "retraction",
+    "temporary",
+)
 
 
 class ResolutionGold(BaseModel):
@@ -26,8 +33,9 @@ class ResolutionGold(BaseModel):
     updates: list[Update] = Field(default_factory=list)
 
 
-def load_cases(name: str = "heldout", folder: str | Path | None = None
-               ) -> tuple[list[ResolutionInput], dict[str, ResolutionGold]]:
+def load_cases(
+    name: str = "heldout", folder: str | Path | None = None
+) -> tuple[list[ResolutionInput], dict[str, ResolutionGold]]:
     """Inputs and gold of ``fixtures/resolution/<name>.jsonl``.
 
     Gold sits apart in ``<name>_gold.jsonl`` (valid resolution-output records); the case
@@ -37,8 +45,10 @@ def load_cases(name: str = "heldout", folder: str | Path | None = None
     cases = read_jsonl(base / f"{name}.jsonl", ResolutionInput)
     cats_path = base / "categories.json"
     cats = json.loads(cats_path.read_text(encoding="utf-8")) if cats_path.exists() else {}
-    gold = {g.id: ResolutionGold(id=g.id, updates=g.updates, category=cats.get(g.id, "unspecified"))
-            for g in read_jsonl(base / f"{name}_gold.jsonl", ResolutionOutput)}
+    gold = {
+        g.id: ResolutionGold(id=g.id, updates=g.updates, category=cats.get(g.id, "unspecified"))
+        for g in read_jsonl(base / f"{name}_gold.jsonl", ResolutionOutput)
+    }
     missing = [c.id for c in cases if c.id not in gold]
     if missing:
         raise InputError(f"{base / f'{name}_gold.jsonl'}: no gold for case(s) {', '.join(missing)}")

@@ -22,8 +22,19 @@ from toolkit.datasets.jsonl import atomic_write_text
 from toolkit.errors import InputError
 from toolkit.rules.library import LibraryRule, LibraryVersion, RuleLibrary
 
-FIELDS: tuple[str, ...] = ("name", "description", "type", "domain", "scope", "condition",
-                           "confidence", "atomic_id", "supersedes", "created", "updated")
+FIELDS: tuple[str, ...] = (
+    "name",
+    "description",
+    "type",
+    "domain",
+    "scope",
+    "condition",
+    "confidence",
+    "atomic_id",
+    "supersedes",
+    "created",
+    "updated",
+)
 _SCOPE = re.compile(r"^(global|project:[A-Za-z0-9_.\-/]+)$")
 _NULLS = {"", "null", "~", "Null", "NULL"}
 _DEFAULTS: dict[str, object] = {"type": "preference", "domain": "general", "scope": "global"}
@@ -64,9 +75,13 @@ def _emit(value: object) -> str:
     if isinstance(value, float):
         return repr(value)
     s = str(value)
-    plain = (re.match(r"^[A-Za-z0-9_./()][^:#\n'\"]*$", s) and not s.endswith(" ")
-             and s not in _NULLS and s.lower() not in {"true", "false", "yes", "no", "on", "off"}
-             and not re.match(r"^[-+]?(\d|\.\d)", s))
+    plain = (
+        re.match(r"^[A-Za-z0-9_./()][^:#\n'\"]*$", s)
+        and not s.endswith(" ")
+        and s not in _NULLS
+        and s.lower() not in {"true", "false", "yes", "no", "on", "off"}
+        and not re.match(r"^[-+]?(\d|\.\d)", s)
+    )
     return s if plain else json.dumps(s, ensure_ascii=False)
 
 
@@ -100,7 +115,9 @@ def loads(text: str, *, source: str = "<rule>") -> TellOnceRule:
         if key == "#":
             continue
         if key not in FIELDS:
-            raise InputError(f"{source}:{line_of[key]} {key}: unknown field (allowed: {', '.join(FIELDS)})")
+            raise InputError(
+                f"{source}:{line_of[key]} {key}: unknown field (allowed: {', '.join(FIELDS)})"
+            )
         if key in values:
             raise InputError(f"{source}:{line_of[key]} {key}: duplicate field")
         try:
@@ -112,7 +129,9 @@ def loads(text: str, *, source: str = "<rule>") -> TellOnceRule:
             raise InputError(f"{source}:{line_of.get(req, 1)} {req}: required")
     scope = values.get("scope") or "global"
     if not _SCOPE.match(scope):
-        raise InputError(f"{source}:{line_of.get('scope', 1)} scope: must be 'global' or 'project:<name>'")
+        raise InputError(
+            f"{source}:{line_of.get('scope', 1)} scope: must be 'global' or 'project:<name>'"
+        )
     conf = values.get("confidence")
     confidence = None
     if conf is not None:
@@ -126,9 +145,14 @@ def loads(text: str, *, source: str = "<rule>") -> TellOnceRule:
     kw["type"] = values.get("type") or "preference"
     kw["domain"] = values.get("domain") or "general"
     kw["scope"] = scope
-    body = text[m.end():]
-    rule = TellOnceRule(**kw, confidence=confidence, body=body,  # type: ignore[arg-type]
-                        raw=tuple(entries) + (("---", close),), head=head)
+    body = text[m.end() :]
+    rule = TellOnceRule(
+        **kw,
+        confidence=confidence,
+        body=body,  # type: ignore[arg-type]
+        raw=tuple(entries) + (("---", close),),
+        head=head,
+    )
     return rule
 
 
@@ -198,7 +222,7 @@ def _body_for(rule: LibraryRule) -> str:
     if rule.exceptions:
         parts.append("\n## Exceptions\n\n" + "".join(f"- {e}\n" for e in rule.exceptions))
     if rule.quotes:
-        parts.append("\n## Evidence\n\n" + "".join(f"- \"{q}\"\n" for q in rule.quotes))
+        parts.append("\n## Evidence\n\n" + "".join(f'- "{q}"\n' for q in rule.quotes))
     return "\n" + "".join(parts)
 
 
@@ -215,24 +239,40 @@ def from_library_rule(rule: LibraryRule) -> TellOnceRule:
     meta = dict(rule.meta)
     conf = meta.get("confidence")
     return TellOnceRule(
-        name=meta.get("name", rule.id), description=rule.behavior,
-        type=meta.get("type", "preference"), domain=meta.get("domain", "general"),
+        name=meta.get("name", rule.id),
+        description=rule.behavior,
+        type=meta.get("type", "preference"),
+        domain=meta.get("domain", "general"),
         scope=rule.scope if rule.scope != "project" else "project:current",
         condition=rule.conditions[0] if rule.conditions else None,
         confidence=float(conf) if conf is not None else None,
-        atomic_id=meta.get("atomic_id", rule.id), supersedes=rule.supersedes,
-        created=meta.get("created"), updated=meta.get("updated"), body=_body_for(rule))
+        atomic_id=meta.get("atomic_id", rule.id),
+        supersedes=rule.supersedes,
+        created=meta.get("created"),
+        updated=meta.get("updated"),
+        body=_body_for(rule),
+    )
 
 
 def to_library_rule(doc: TellOnceRule) -> LibraryRule:
     """A public-format rule as a library rule (body sections give exceptions and quotes)."""
     conds = ((doc.condition,) if doc.condition else ()) + _section(doc.body, "Conditions")
     quotes = tuple(q.strip('"') for q in _section(doc.body, "Evidence"))
-    meta = {k: str(getattr(doc, k)) for k in ("name", "type", "domain", "atomic_id", "created",
-                                              "updated", "confidence") if getattr(doc, k) is not None}
-    return LibraryRule(id=doc.atomic_id or doc.name, behavior=doc.description, scope=doc.scope,
-                       conditions=conds, exceptions=_section(doc.body, "Exceptions"),
-                       quotes=quotes, supersedes=doc.supersedes, meta=meta)
+    meta = {
+        k: str(getattr(doc, k))
+        for k in ("name", "type", "domain", "atomic_id", "created", "updated", "confidence")
+        if getattr(doc, k) is not None
+    }
+    return LibraryRule(
+        id=doc.atomic_id or doc.name,
+        behavior=doc.description,
+        scope=doc.scope,
+        conditions=conds,
+        exceptions=_section(doc.body, "Exceptions"),
+        quotes=quotes,
+        supersedes=doc.supersedes,
+        meta=meta,
+    )
 
 
 def export_library(version: LibraryVersion, folder: str | Path) -> list[Path]:
@@ -258,6 +298,14 @@ def import_library(folder: str | Path) -> RuleLibrary:
 
 
 __all__ = [
-    "FIELDS", "TellOnceRule", "dumps", "export_library", "from_library_rule", "import_library",
-    "loads", "read_rule", "to_library_rule", "write_rule",
+    "FIELDS",
+    "TellOnceRule",
+    "dumps",
+    "export_library",
+    "from_library_rule",
+    "import_library",
+    "loads",
+    "read_rule",
+    "to_library_rule",
+    "write_rule",
 ]

@@ -75,8 +75,11 @@ _TRAIL_COND = re.compile(r"[,;]?\s*\b(?:when(?:ever)?|if|only if|any time)\s+(?P
 
 
 def _clean(text: str) -> str:
-    t = re.sub(r"\([^)]*\)", " ", text)
+    t = re.sub(r"\(\)", "", text)
+    t = re.sub(r"\([^)]*\)", " ", t)
     t = re.sub(r"\s+([,.;:])", r"\1", t)
+    t = t.replace("\u201c", '"').replace("\u201d", '"')
+    t = re.sub(r'"([^"\n]*)"', lambda m: "that" if " " in m.group(1).strip() else m.group(0), t)
     t = t.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     sents = re.split(r"(?<=[.!?])\s+", t)
     keep = [s for s in sents if not _DEFINITIONAL.match(s)]
@@ -129,7 +132,8 @@ _POST_NEG_RX = re.compile(
     r"unnecessary|not needed|a no-go|off[- ]limits|banned|forbidden|noise|grating|cringe\w*|tiresome|"
     r"pointless|useless|clutter)|makes? (it|things|me|the \w+)\b[^.;]{0,25}\b(unprofessional|annoyed|cringe|"
     r"worse|harder|cluttered)|no-go|not (welcome|wanted|okay|ok|needed|necessary)|annoy\w*|"
-    r"(please )?(stop|quit)\b|bother\w* me|drive\w* me (crazy|nuts|mad)|can go|have to go|must go)", re.I)
+    r"(please )?(stop|quit)\b|bother\w* me|drive\w* me (crazy|nuts|mad)|can go|have to go|must go|"
+    r"(must|should|may|can|will)( not|n't)\b|never\b|cannot\b|are not|is not|aren't|isn't)", re.I)
 
 
 def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
@@ -664,8 +668,20 @@ _CANON_BARE = {"push": "pushing", "run": "running that", "create": "creating new
 def _action(mode: str, phrase: str) -> ActionRule | None:
     phrase = re.sub(r"\b(on (my|your|our) (behalf|own)|for me|by yourself|yourself|on your own|"
                     r"without (asking|checking)\b.*$)", " ", phrase, flags=re.I)
+    if mode == "require" and re.search(r"\b(unit tests?|tests? for|with tests?|add(ing)? tests?|write tests?|"
+                                       r"test coverage|covered by tests?)\b", phrase, re.I):
+        return ActionRule("require", "tests for the new code", frozenset({"add", "writ", "creat"}),
+                          matcher(["test", "tests", "spec"]), (),
+                          (r"\b(add|added|adding|wrote|written|new) (a |some |unit |two |three )?tests?\b",
+                           r"\btests? (for|covering)\b", r"\btest_\w+"),
+                          ("*test_*", "*_test.*", "tests/*", "*.test.*", "*.spec.*"),
+                          todo="add unit tests for the new code")
     ws = tx.words(_np(phrase))
     g, rest = _action_group(ws)
+    if g is None and mode == "require":
+        for key, (lab, results, globs) in lx.REQUIRED_ACTIONS.items():
+            if any(tx.stem(w).startswith(key) for w in ws):
+                return ActionRule("require", lab, frozenset({"run", "execut"}), Matcher(), (), results, globs)
     if g is None:
         return None
     objs = _objects(rest)
@@ -717,6 +733,9 @@ _REQUIRE_ACT = (
     r"\bbefore (?:you )?(?:finish|hand|say|declar|report|call|submit|open|push|commit|wrap|tell|claim|mark)"
     r"[^,.]*,\s*(?P<act>(?:run|execute|rerun|re-run)\b[^.;]+)",
     r"\b(?:every|each|any) (?:code )?change (?:needs|must have|should (?:come with|have)|gets)\s+(?P<act>[^.;]+)",
+    r"\b(?:new|every|each|any|all)\s+(?:public\s+)?(?:functions?|features?|endpoints?|modules?|classes?|code|changes?|"
+    r"methods?)\s+(?:should|must|needs? to|has to|have to|ought to)\s+(?:come with|have|include|ship with|be covered "
+    r"by|get)\s+(?P<act>[^.;]+)",
     r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare) (?:it'?s |that it'?s |it is |you'?re )?"
     r"(?:done|finished|fixed|working|complete)\w*\s+(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?"
     r"(?P<act>[^.;]+)",
@@ -775,7 +794,8 @@ def _rule_actions(body: str, out: list[Check]) -> None:
 
 
 _SUBST = (
-    r"\b(?:use|take|choose|pick|go with|book|write|run|stick to|stick with)\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:instead of|rather than|not|over|in place of)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
+    r"\b(?:use|take|choose|pick|go with|book|write|run|stick to|stick with|go by|travel by|get there by|"
+    r"go on|travel on)\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:instead of|rather than|not|over|in place of)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
     r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
     r"\bprefer\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:to|over|instead of|rather than)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
     r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
@@ -874,8 +894,28 @@ _FRIENDLY = {"pet": ["dog", "dogs", "pet", "pets", "dog-friendly", "pet-friendly
              "wheelchair": ["wheelchair", "step-free", "accessible", "lift", "elevator", "ramp"]}
 
 
+_LODGING = ["hotel", "hotels", "accommodation", "apartment", "airbnb", "hostel", "guesthouse", "inn", "lodge", "resort",
+            "place to stay", "where to stay"]
+_CURRENCY = {"euro": (r"\u20ac", r"\beur\b", r"\beuros?\b"), "dollar": (r"\$", r"\busd\b", r"\bdollars?\b"),
+             "pound": (r"\u00a3", r"\bgbp\b", r"\bpounds? sterling\b"), "yen": (r"\u00a5", r"\bjpy\b", r"\byen\b")}
+
+
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
+    m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money)\b[^.;]{0,20}\bin\s+(euros?|eur|\u20ac|dollars?|"
+                  r"usd|\$|pounds?|gbp|\u00a3|yen|jpy)\b", low)
+    if m:
+        cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
+               "jpy": "yen"}.get(m.group(1), m.group(1).rstrip("s"))
+        others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
+        out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
+                          ask=f"give the prices in {cur}s"))
+        return
+    if re.search(r"\bwalking distance\b|\bwalkable\b|\bwithin (a )?(short )?walk\b|\bon foot\b", low):
+        out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
+                                                        "walkable", "around the corner"]),
+                           about=matcher(_LODGING), ask="pick somewhere I can walk from"))
+        return
     m = re.search(r"\b(pet|dog|kid|child|family|wheelchair)[- ](friendly|accessible|welcome)\b|\btravel with (our|my) "
                   r"(dog|pet|cat)\b", low)
     if m:
