@@ -14,6 +14,11 @@ bank). Hyper-parameters are ``__init__`` arguments; learned attributes end in ``
 * :class:`ColdStartUCB`: Algorithm 1 from ``mu_0 = 0`` with ``kappa_m = 1`` (no other users).
 * :class:`WarmStartUCB`: Algorithm 1 from the pooled prior ``kappa_m mu_0`` with ``kappa_m``
   the other users' share of used facts whose first hit came within ``m`` sessions.
+
+``feedback="wait"`` (default) puts an added fact into the ridge system once its window of ``m``
+sessions closed (censored label: hit within ``m`` while stored); ``"running"`` uses every added
+fact at once with its running zero, plus the pending-bias bonus of Vernade et al. (2020). See
+:mod:`toolkit.gating.reference`.
 """
 
 from __future__ import annotations
@@ -144,16 +149,18 @@ class ColdStartUCB(GatingPolicy):
     """Algorithm 1 with no prior (mu_0 = 0, kappa_m = 1): learns from this user's hits only."""
 
     def __init__(self, alpha: float = 0.5, tau: float = 0.1, lam: float = 1.0, m: int = 10,
-                 random_state: int | None = None) -> None:
+                 feedback: str = "wait", random_state: int | None = None) -> None:
         self.alpha = alpha
         self.tau = tau
         self.lam = lam
         self.m = m
+        self.feedback = feedback
         self.random_state = random_state
 
     def grid(self, budgets: np.ndarray, d: int) -> UCBGrid:
+        """The one-configuration-per-budget grid for :func:`toolkit.gating.fast.fast_ucb`."""
         return UCBGrid(budget=budgets, lam=self.lam, alpha=self.alpha, tau=self.tau, m=self.m,
-                       kappa=1.0, mu_prior=None)
+                       kappa=1.0, mu_prior=None, feedback=self.feedback)
 
     def gate(self, stream, X, budgets):
         b = _budgets(budgets)
@@ -164,8 +171,9 @@ class WarmStartUCB(ColdStartUCB):
     """Algorithm 1 from the pooled prior: ridge towards ``kappa_m mu_0``, threshold ``kappa_m tau``."""
 
     def __init__(self, alpha: float = 0.5, tau: float = 0.1, lam: float = 10.0, m: int = 10,
-                 ridge: float = 1.0, random_state: int | None = None) -> None:
-        super().__init__(alpha=alpha, tau=tau, lam=lam, m=m, random_state=random_state)
+                 ridge: float = 1.0, feedback: str = "wait", random_state: int | None = None) -> None:
+        super().__init__(alpha=alpha, tau=tau, lam=lam, m=m, feedback=feedback,
+                         random_state=random_state)
         self.ridge = ridge
 
     def fit(self, streams, Xs):
@@ -177,4 +185,5 @@ class WarmStartUCB(ColdStartUCB):
     def grid(self, budgets, d):
         k = self.kappa_
         return UCBGrid(budget=budgets, lam=self.lam, alpha=self.alpha, tau=self.tau, m=self.m,
-                       kappa=k, mu_prior=np.tile(k * self.mu0_, (len(budgets), 1)))
+                       kappa=k, mu_prior=np.tile(k * self.mu0_, (len(budgets), 1)),
+                       feedback=self.feedback)

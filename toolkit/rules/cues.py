@@ -95,7 +95,11 @@ _FRICTION = [
     r"\byou (?:did|made|do|are doing|'re doing) (?:the )?(?:exact )?same (?:thing|mistake)\b",
     r"\b(?:same|this) (?:thing|mistake) (?:as )?(?:yesterday|last time|before)\b",
     r"\bI'?m (?:\w+ ){0,2}(?:tired|sick) of (?:telling|reminding|asking|saying|repeating|having to|"
-    r"correcting|fixing)\b", r"\blost count\b", r"\b(?:so|too) many times\b",
+    r"correcting|fixing)\b", r"\blost count\b",
+    r"\byou(?:'ve| have)? (?:already )?(?:ignored|forgotten|forgot|missed|skipped|dropped|broken) "
+    r"(?:this|that|it|the same \w+)(?: \w+)? (?:already|before|again|twice|(?:\w+ )?times)\b",
+    r"\b(?:told|asked|said|mentioned|reminded|ignored|forgot(?:ten)?) (?:\w+ ){0,3}?(?:twice|"
+    r"thrice)\b", r"\b(?:so|too) many times\b",
 ]
 _TEMPORARY = [
     r"\b(?:just |only )?this (?:one )?time\b", r"\bjust this once\b", r"\bthis once\b",
@@ -276,7 +280,7 @@ _EXCEPTION = (
 )
 _POLITE = (
     r"^(?:(?:ok(?:ay)?|so|also|and|hey|look|listen|note|fyi|btw|right|well|alright|again|"
-    r"seriously|honestly|ugh|sigh|yes|no|hmm|please|pls|kindly)\b[\s,:;!.-]*)+"
+    r"seriously|honestly|ugh|sigh|yes|no(?=\s*[,.!:;-])|hmm|please|pls|kindly)\b[\s,:;!.-]*)+"
 )
 _LEAD_INS = (
     r"^(?:(?:can|could|would|will) you(?: please)?|i(?:'d| would) like (?:you )?to|"

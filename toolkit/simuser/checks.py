@@ -335,6 +335,38 @@ class CommitFormat(Check):
         return "commit message format"
 
 
+_AMOUNT_RX = re.compile(r"(?:[\u20ac$\u00a3]\s?(\d[\d,]*(?:\.\d+)?))|(?:(\d[\d,]*(?:\.\d+)?)\s?(?:\u20ac|eur\b|euros?\b|"
+                        r"usd\b|dollars?\b|\$|\u00a3|gbp\b|pounds?\b))", re.I)
+
+
+@dataclass(frozen=True)
+class PriceCap(Check):
+    """Prices quoted for the capped thing (e.g. a night) stay under the cap."""
+
+    cap: int
+    about: Matcher | None = None
+
+    def evaluate(self, view: View) -> Finding:
+        hits = []
+        for sent in view.sentences or [view.reply]:
+            if self.about is not None and not self.about.find(sent, affirmative=False) and \
+                    not (self.about.find(view.task, affirmative=False) and len(view.sentences) <= 3):
+                continue
+            for m in _AMOUNT_RX.finditer(sent):
+                v = float((m.group(1) or m.group(2)).replace(",", ""))
+                hits.append((v, sent))
+        if not hits:
+            return Finding("not_applicable", "no prices quoted for it", topic="budget")
+        over = [h for h in hits if h[0] > self.cap]
+        if over:
+            return Finding("violated", f"that is {over[0][0]:g}, over my {self.cap} limit",
+                           f"stay under {self.cap}", "budget")
+        return Finding("satisfied", "prices within the cap", topic="budget")
+
+    def describe(self) -> str:
+        return f"prices at most {self.cap}"
+
+
 # -- format ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ListFormat(Check):
@@ -585,6 +617,7 @@ class ActionRule(Check):
     artifact_globs: tuple[str, ...] = ()
     solo_verbs: frozenset[str] = frozenset()
     todo: str = ""
+    claim_rx: str = ""
 
     def _done(self, view: View) -> tuple[str | None, bool]:
         """A sentence reporting the action as done (or announced), and whether any was asked."""
@@ -624,6 +657,8 @@ class ActionRule(Check):
         if self.mode == "require":
             if not view.changes_code:
                 return Finding("not_applicable", "no code change in this delivery", topic=self.label)
+            if self.claim_rx and not re.search(self.claim_rx, view.prose, flags=re.I):
+                return Finding("not_applicable", "the reply makes no claim that it works", topic=self.label)
             if any(re.search(r, view.reply, flags=re.I) and not tx.negated_at(
                     view.reply, re.search(r, view.reply, flags=re.I).start(), 3) for r in self.results):
                 return Finding("satisfied", f"the reply reports {self.label}", topic=self.label)

@@ -34,6 +34,7 @@ from toolkit.simuser.checks import (
     MaxItems,
     MinCount,
     NoMarkdown,
+    PriceCap,
     Require,
     RequireTerms,
     Table,
@@ -94,8 +95,11 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
     out = []
     for s in re.split(r"(?<=[.!?])\s+", body):
         for m in list(_TRAIL_EXC.finditer(s)):
+            if re.match(r"(you('ve| have)|you (actually )?(run|ran|test|tested|verif|check))", m.group("c").strip(), re.I):
+                continue
             excs.append(m.group("c").strip(" ."))
-        s = _TRAIL_EXC.sub("", s)
+        s = _TRAIL_EXC.sub(lambda m: m.group(0) if re.match(r"(you('ve| have)|you (actually )?(run|ran|test|tested|"
+                                                            r"verif|check))", m.group("c").strip(), re.I) else "", s)
         m = _LEAD_COND.match(s)
         if m and not re.match(r"\s*(?:in|on|for)\s+(?:every|all|each|any|general|short)\b", s, re.I):
             conds.append(m.group("c").strip())
@@ -442,6 +446,9 @@ def _rule_format(body: str, out: list[Check]) -> None:
             out.append(Forbid("raw links", Matcher((), lx.URL_RX), task_override=False,
                               ask="describe where to find it instead of pasting links"))
         break
+    if re.search(r"\b(as|in) (a |unified )?(diffs?|patch(es)?)\b|\bdiff format\b", low):
+        out.append(Require("a diff", Matcher((), (r"^\s*[+-](?![+-])\s?\S", r"^@@", r"```diff")),
+                           about=Matcher((), (r"```",)), ask="show me the change as a diff"))
     m = re.search(r"\bjson\b", low)
     if m and not _neg_before(body, m.start()):
         fields = re.findall(r"`([A-Za-z_][\w\-]*)`", body) or re.findall(r"\"([A-Za-z_][\w\-]*)\"", body)
@@ -633,6 +640,9 @@ def _objects(words_: list[str]) -> Matcher:
     m = _objects_plain(words_)
     if any(p == ("fil",) for p in m.phrases):
         return Matcher(m.phrases, m.regexes + (r"\b[\w\-]+(/[\w\-.]+)*\.[A-Za-z]{1,5}\b",))
+    if any(p in (("dependency",), ("packag",), ("library",)) for p in m.phrases):
+        return Matcher(m.phrases, m.regexes + (r"requirements[\w.-]*\.txt", r"pyproject\.toml", r"package\.json",
+                                                r"\bfrom v?\d+(\.\d+)+ to v?\d+(\.\d+)+"))
     return m
 
 
@@ -736,9 +746,9 @@ _REQUIRE_ACT = (
     r"\b(?:new|every|each|any|all)\s+(?:public\s+)?(?:functions?|features?|endpoints?|modules?|classes?|code|changes?|"
     r"methods?)\s+(?:should|must|needs? to|has to|have to|ought to)\s+(?:come with|have|include|ship with|be covered "
     r"by|get)\s+(?P<act>[^.;]+)",
-    r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare) (?:it'?s |that it'?s |it is |you'?re )?"
-    r"(?:done|finished|fixed|working|complete)\w*\s+(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?"
-    r"(?P<act>[^.;]+)",
+    r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare|assume) (?:that )?(?:it'?s |it is |you'?re |"
+    r"something |it |anything |things )?(?:is |are )?(?:done|finished|fixed|working|complete|works|work)\w*\s+"
+    r"(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?(?:actually\s+|really\s+)?(?P<act>[^.;]+)",
 )
 
 
@@ -778,6 +788,9 @@ def _rule_actions(body: str, out: list[Check]) -> None:
             if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
                 act = "run the tests"
             rule = _action("require", act)
+            if rule is not None and rx is _REQUIRE_ACT[-1] and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
+                rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
+                                              r"finished|complete)\b")
             if rule:
                 out.append(rule)
                 taken.append(m.span())
@@ -900,8 +913,44 @@ _CURRENCY = {"euro": (r"\u20ac", r"\beur\b", r"\beuros?\b"), "dollar": (r"\$", r
              "pound": (r"\u00a3", r"\bgbp\b", r"\bpounds? sterling\b"), "yen": (r"\u00a5", r"\bjpy\b", r"\byen\b")}
 
 
+_PRICE_CTX = r"(night|per night|a night|hotel|room|flight|ticket|meal|dinner|day|person|trip|stay)"
+
+
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
+    m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than)\s+"
+                  r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
+    if m and re.search(_PRICE_CTX, low):
+        ctx = re.search(_PRICE_CTX, low).group(1)
+        out.append(PriceCap(int(m.group(1).replace(",", "")), matcher([ctx.split()[-1]])))
+        return
+    m = re.search(r"^\s*(?:the\s+|a\s+|every\s+|each\s+|any\s+|all\s+)?(?P<subj>[\w\- ]{3,30}?)\s+(?:must|should|has to|"
+                  r"have to|needs? to)\s+(?:always\s+)?(?:include|have|come with|offer|provide)\s+(?P<np>[^.;!?]+)", low)
+    if m and not re.search(r"\b(you|reply|replies|answer|answers|response|responses|code|function|commit)\b",
+                           m.group("subj")):
+        terms = _content_words(_np(m.group("np")))
+        subj = [w for w in _content_words(m.group("subj"))]
+        if terms and subj:
+            out.append(Require(" ".join(terms[:3]), matcher(terms[:3]), about=matcher(subj[-1:]),
+                               ask=f"make sure it comes with {' '.join(terms[:3])}"))
+            return
+    m = re.search(r"^\s*(?P<np>[\w\- ]{3,30}?)\s*[,\u2014-]+\s*(?:always|only|please|every time|each time)\s*[.!]?\s*$", low)
+    if m:
+        ws = [w for w in tx.words(m.group("np")) if w not in _STOP]
+        if len(ws) >= 2 and tx.stem(ws[-1]) in _PREFER_HEADS:
+            out.append(Require(" ".join(ws), matcher(ws[:-1]), about=matcher([ws[-1]]), ask=f"get me {' '.join(ws)}"))
+            return
+    for rx in (r"(?:^|[.;]\s*)(?P<np>[\w\- ]{3,30}?)\s+(?:bores?|bore me|annoys? me|(?:is|are) boring|(?:is|are) "
+               r"not (?:for me|my thing)|don't interest me|do nothing for me|leave me cold)",
+               r"\b(?:i find|find)\s+(?P<np>[\w\- ]{3,30}?)\s+(?:boring|tedious|dull|annoying|overrated)",
+               r"\bnot (?:into|interested in|a fan of|big on)\s+(?P<np>[^.;,!?]{3,40})"):
+        for m in re.finditer(rx, low):
+            mt = _subject_terms(m.group("np"))
+            if mt is not None:
+                label = " ".join(_content_words(m.group("np"))[:3])
+                out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
+    if out:
+        return
     m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money)\b[^.;]{0,20}\bin\s+(euros?|eur|\u20ac|dollars?|"
                   r"usd|\$|pounds?|gbp|\u00a3|yen|jpy)\b", low)
     if m:
@@ -1004,7 +1053,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
     for m in re.finditer(_PREFER_RX, body, flags=re.I):
         np = _np(m.group("np"))
         ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
-        if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()):
+        if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()) or re.search(r"\d", np):
             continue
         head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
         if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:

@@ -109,7 +109,7 @@ ACTION_VERBS = {
                "adjust", "replac", "mov", "renam", "reformat", "fix", "patch", "add", "creat", "introduc", "remov",
                "delet", "drop", "migrat", "extend"),
     "refactor": ("refactor", "restructur", "reorganiz", "reorganis", "rewrit", "split", "extract"),
-    "upgrade": ("upgrad", "bump", "downgrad", "updat", "pin"),
+    "upgrade": ("upgrad", "bump", "downgrad", "updat", "pin", "mov"),
     "run": ("run", "execut", "launch", "trigger", "start", "kick"),
     "create": ("creat", "add", "generat", "introduc", "writ", "scaffold"),
     "migrate": ("migrat", "run", "appli"),
@@ -124,6 +124,8 @@ ACTION_COMMANDS = {
     "commit": (r"\bgit commit\b",),
     "merge": (r"\bgit merge\b",),
     "migrate": (r"\bmigrate\b", r"\balembic upgrade\b"),
+    "upgrade": (r"\b(bump|bumped|upgrad\w*|mov\w*)\b[^.]{0,40}\bfrom v?\d+(\.\d+)+ to v?\d+(\.\d+)+",
+                r"\bpip install (-U|--upgrade)\b", r"\bnpm update\b", r"\bpoetry update\b"),
     "reset": (r"\bgit reset\b", r"\bgit rebase\b", r"\bpush (-f|--force)\b"),
 }
 OBJECT_SYNONYMS = {
@@ -260,7 +262,8 @@ DOMAIN = {
     "flying": ("flight", "fly", "airport", "plane", "airline", "airlines", "airways", "boarding", "lands at",
                "air france", "lufthansa", "klm", "easyjet", "ryanair", "british airways", "emirates", "delta"),
     "bus": ("bus", "coach"),
-    "museum": ("museum", "gallery", "exhibit"),
+    "museum": ("museum", "gallery", "exhibit", "prado", "louvre", "uffizi", "rijksmuseum", "moma", "reina sofia",
+               "reina sofía", "guggenheim", "tate modern", "hermitage", "orsay", "pergamon", "thyssen"),
     "theme park": ("theme park", "amusement park", "disney", "universal studios", "six flags"),
     "shopping": ("mall", "shopping", "outlet", "boutique"),
     "buffet": ("buffet", "all-you-can-eat"),
