@@ -226,7 +226,7 @@ def emotion_probs(text: str, stats: TextStats, formality: float) -> dict[str, fl
         joy += caps
     else:
         frustrated += caps
-    anxious = 1.3 * _distinct_hits(w, lx.ANXIOUS)
+    anxious = 1.3 * _distinct_hits(w, lx.ANXIOUS) + 1.2 * _phrase_hits(text, lx.ANXIOUS_PHRASES)
     return _softmax({"joy": joy, "neutral": 1.0, "focused": focused, "frustrated": frustrated,
                      "anxious": anxious})
 

@@ -46,7 +46,9 @@ celebrating excitement glad lucky
 
 #: multi-word joy cues
 JOY_PHRASES = ("can't wait", "cant wait", "so good", "made my day", "over the moon", "so happy",
-               "turned out great", "worked perfectly", "it worked", "finally works")
+               "turned out great", "worked perfectly", "it worked", "finally works",
+               "feel good", "feeling good", "feel great", "feeling great", "pretty good",
+               "so much better", "nailed it", "nailed that", "feel confident", "feeling confident")
 
 FOCUSED = frozenset("""
 specifically precisely exactly detailed detail details step steps analyse analyze analysis
@@ -61,6 +63,8 @@ again seriously wtf ridiculous terrible awful worst fail failed failing fails no
 irritating irritated sick tired wrong crashes crashing crashed stuck
 waste wasted wasting pointless hopeless unhelpful disappointed disappointing disappointment
 angry mad furious pissed sucks garbage trash horrible pathetic infuriating unacceptable
+livid fuming outraged outrageous appalling rubbish ruined ruin disaster nightmare infuriated
+exasperated exasperating damn dammit crap incompetent worthless vague
 """.split())
 
 FRUSTRATED_PHRASES = ("still not", "doesn't work", "does not work", "not working", "fed up",
@@ -70,7 +74,10 @@ FRUSTRATED_PHRASES = ("still not", "doesn't work", "does not work", "not working
                       "for once", "already told", "i told you", "waste of time", "not helpful",
                       "not helping", "doesn't help", "how many times", "what is wrong",
                       "what's wrong", "sick of", "tired of", "had enough", "stop telling",
-                      "same advice", "same answer", "come on")
+                      "same advice", "same answer", "come on", "did nothing", "does nothing",
+                      "you never", "you keep", "nobody told", "nobody warned", "don't tell me",
+                      "stop giving", "what a waste", "wrong again", "not good enough",
+                      "absolutely nothing")
 
 #: words of a formal, written register that chat rarely uses (formality up)
 FORMAL_MARKERS = frozenset("""
@@ -83,8 +90,12 @@ elucidate principal respective respectively additionally subsequently particular
 ANXIOUS = frozenset("""
 worried worry worrying nervous anxious anxiety afraid scared fear concerned concern panic
 panicking stressed stress stressing uneasy unsure overwhelmed deadline urgent urgently risk
-risky terrified dread
+risky terrified dread dreading panicky jittery tense freaking
 """.split())
+
+#: multi-word anxiety cues
+ANXIOUS_PHRASES = ("what if", "in knots", "can't sleep", "couldn't sleep", "freaking out",
+                   "freak out", "on edge")
 
 #: interjections, fillers and chat slang (informal register)
 INFORMAL = frozenset("""

@@ -191,6 +191,7 @@ class PreferenceTracker:
         c, diff, s2, ref = self._window(dim, seg, n_w)
         best = (0.0, 0, st.anchor, False)
         trimmed: dict[int, tuple[np.ndarray, ...]] = {}
+        any_switch = False
         for j in range(seg.shape[1]):
             sign = 1.0 if diff[j] >= 0 else -1.0
             z = sign * (seg[-n_w:, j] - ref[j]) / math.sqrt(s2[j])
@@ -216,10 +217,11 @@ class PreferenceTracker:
             switch = (dim in CATEGORIES and lvl == 2 and sign > 0 and run >= cfg.label_persist
                       and int(np.argmax(seg[-run:].mean(axis=0))) == j != int(np.argmax(ref))
                       and self._rare_label(seg[:-run], j))
-            cand = (score, lvl, st.anchor + m - run, switch)
+            any_switch = any_switch or switch
             if (lvl, score) > (best[1], best[0]):
-                best = cand
-        return best
+                best = (score, lvl, st.anchor + m - run, False)
+        # the label switch belongs to the dimension, whichever of its channels scores highest
+        return best[0], best[1], best[2], any_switch and best[1] == 2
 
     def _rare_label(self, base: np.ndarray, j: int) -> bool:
         """Whether category ``j`` topped at most ``label_share`` of >= ``warmup`` + 1 reference turns."""

@@ -5,17 +5,22 @@ Kept deliberately simple and slow: one learner, one fact at a time, the bank sim
 pending-feedback correction summed in a Python loop. :mod:`toolkit.gating.fast` must agree
 with it to 1e-9.
 
-The learner (one user, one configuration):
+The learner (one user, one configuration; the seed's text of Algorithm 1 is lost, this is our
+reading of §4.3, E.1 and B.2):
 
-* ``V = lam * I + sum_{added s} x_s x_s^T`` and ``b = lam * mu_prior + sum_{added s} x_s z_s``
-  where ``z_s`` is the *censored* running-zero-flipping-one feedback: 1 once a hit on the
-  stored fact was revealed with delay <= ``m`` sessions, else 0 (paper: z̄ = y 1{D <= min(t-s, m)}).
-  ``Sigma_0 = I`` as in B.2; ``mu_prior = kappa_m * mu_0`` for Warm-Start (the pooled prior
-  targets ``kappa_m * theta``), 0 for Cold-Start.
-* An added fact is *pending* while fewer than ``m`` sessions have passed and no hit has
-  flipped it, and *censored* (final) afterwards.
-* Index: ``x theta_hat + alpha ||x||_{V^-1} + sum_{s pending} |x^T V^-1 x_s|``, the last term
-  bounding the bias of still-open zeros (Vernade et al. 2020). Add iff index >= kappa_m * tau.
+* ``V = lam * I + sum_s x_s x_s^T`` and ``b = lam * mu_prior + sum_s x_s z_s`` with ``Sigma_0 = I``
+  (B.2); ``mu_prior = kappa_m * mu_0`` for Warm-Start (the pooled prior targets ``kappa_m theta``
+  because the censored label is ``y 1{D <= m}``), 0 for Cold-Start.
+* ``z_s`` is the censored running-zero-flipping-one feedback z̄ = y 1{D <= min(t - s, m)}: 1 once a
+  hit on the *stored* fact was revealed with delay <= ``m`` sessions, else 0. A hit while the fact
+  was skipped or already evicted is never seen (apple tasting).
+* ``feedback="wait"`` (default; B.2: "for each fact, we wait for m sessions"): the sum runs over
+  *censored* facts only (added, window of ``m`` sessions closed), so no open zero biases the
+  estimate. ``feedback="running"`` (Vernade et al. 2020, OTD-LinUCB): the sum runs over every added
+  fact and the index gets ``+ sum_{s pending} |x^T V^-1 x_s|`` for facts still *pending* (window open,
+  no hit yet). On our streams that bonus exceeds every threshold of the B.2 grid, so the gate
+  stores everything; hence the default.
+* Index: ``x theta_hat + alpha ||x||_{V^-1}`` (+ the pending bonus). Add iff index >= kappa_m * tau.
 * All facts of a session are decided with the state reached after the previous session
   (feedback arrives between sessions; the facts of a session are extracted together).
 """

@@ -319,6 +319,10 @@ class Cues:
     judgement. ``retraction``: an earlier rule is withdrawn. ``friction``: recurring annoyance.
     ``behavior``: the reusable behaviour clause with cue words removed. ``quotes``: exact
     substrings of the message supporting the reading (cue phrases and the behaviour clause).
+    ``hedged``: the only vagueness is a politeness hedge ("it'd be great if"), which a firm
+    duration outweighs. ``firm_lasting``: a lasting cue stronger than "in general"/"remember to".
+    ``generic_condition``: the activating clause names a recurring kind of situation ("if a
+    migration is destructive", "for YAML files"), so the rule lasts even without a duration cue.
     """
 
     lasting: bool = False
