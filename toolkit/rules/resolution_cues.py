@@ -120,6 +120,11 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "detail",
             "details",
             "extensive",
+            "ramble",
+            "rambling",
+            "wordy",
+            "exhaustive",
+            "walkthrough",
         ),
     ),
     "indent": (
@@ -127,6 +132,22 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("space", "spaces", "2-space", "4-space", "two-space", "four-space"),
     ),
     "quotes": (("single", "single-quoted"), ("double", "double-quoted")),
+    "tone": (
+        ("formal", "professional", "polite", "businesslike"),
+        ("casual", "informal", "slang", "chatty", "relaxed", "colloquial", "jokey", "playful"),
+    ),
+    "concurrency": (
+        ("sync", "synchronous", "blocking", "sequential"),
+        ("async", "asyncio", "asynchronous", "await", "non-blocking", "coroutine", "coroutines"),
+    ),
+    "httpclient": (("requests", "urllib", "urllib3"), ("httpx", "aiohttp")),
+    "humanlang": (
+        ("english",),
+        ("german", "french", "spanish", "italian", "dutch", "portuguese", "japanese", "chinese",
+         "polish", "swedish", "korean", "russian"),
+    ),
+    "datastyle": (("dict", "dicts", "dictionary", "dictionaries"), ("dataclass", "dataclasses")),
+    "strquote": (("apostrophe", "apostrophes"), ("quotation-mark", "quotation-marks")),
     "testframework": (("pytest", "fixture", "fixtures"), ("unittest", "testcase", "setup", "nose")),
     "jsformat": (("prettier",), ("eslint",)),
     "pyformat": (("black",), ("yapf", "autopep8")),
@@ -224,7 +245,13 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
-    "functions": (("function", "functions", "method", "methods", "helper", "helpers"), ()),
+    "functions": (
+        ("function", "functions", "method", "methods", "helper", "helpers", "signature",
+         "signatures", "parameter", "parameters", "argument", "arguments"),
+        (),
+    ),
+    "replies": (("answer", "answers", "reply", "replies", "response", "responses",
+                 "explanation", "explanations"), ()),
     "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
     "security": (
         (
@@ -250,6 +277,8 @@ NEUTRAL: dict[str, tuple[str, ...]] = {
     "length": ("length", "verbosity", "wordiness", "wordy"),
     "indent": ("indentation", "indent", "indenting"),
     "quotes": ("quote", "quotes", "quoting", "quotation"),
+    "tone": ("tone", "register", "style of writing"),
+    "concurrency": ("concurrency", "concurrent"),
     "testframework": ("test framework", "runner"),
     "pkgmanager": ("package manager",),
     "case": ("casing",),
@@ -277,7 +306,7 @@ def values(text: str) -> set[str]:
 
 
 _NEGATOR = re.compile(
-    r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|rather|over|"
+    r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|over|"
     r"than|drop|ditch|quit|nor|against)$"
 )
 _AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|,)$")
@@ -285,7 +314,10 @@ _AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|a
 
 def stance(text: str) -> dict[str, set[int]]:
     """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
-    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|,", text.lower())
+    low = text.lower()
+    for pat, rep in PHRASES:
+        low = pat.sub(rep, low)
+    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|,", low)
     asked: dict[str, set[int]] = {}
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
@@ -375,6 +407,9 @@ TEMPORARY = _P(
     r"request|ticket|script|function|bug|feature|diff|patch|session|reply|response)|"
     r"(only|just) (for|in) this (one|task|change|pr|fix|refactor|commit|file|answer|"
     r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
+    r"(in|on|inside) this (\w+ ){0,2}(script|snippet|notebook|spike|experiment|prototype|"
+    r"demo|task|change|pr|commit|function|diff|patch|answer|reply|response|message|one)|"
+    r"throwaway|throw-away|one-off|quick and dirty|"
     r"today only|just today|in this (answer|reply|response|one)|here only|"
     r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
     r"today|tonight|(fix|change|sort) (it|that|this) later|"
@@ -401,6 +436,9 @@ RETRACT = _P(
     r"\b(is|are) (fine|ok|okay|allowed|acceptable) again\b|"
     r"\bi (don't|do not|no longer) (care|mind)\b|\bstop worrying about\b|"
     r"\b(lift|relax) (the|that|my) (rule|ban|restriction)|"
+    r"\b(rule|ban|restriction|requirement|preference)\b[^.;!?]{0,40}\b(is|are|can be|"
+    r"has been) (lifted|dropped|removed|cancell?ed|over|gone|void|obsolete)\b|"
+    r"\b(rule|requirement|preference|restriction) can go\b|"
     r"\bnever mind (the|my|that|about)\b)"
 )
 REPLACE = _P(
@@ -452,6 +490,8 @@ EXCEPTION = _P(
     r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
     r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
     r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
+    r"(isn't|aren't|is not|are not|not) (needed|required|necessary|wanted|mandatory) "
+    r"(for|in|on|when|with|inside|during)|"
     r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
     r"inside|during) )\b[^.;!?]*"
 )
@@ -624,9 +664,14 @@ def segment_cues(text: str) -> SegmentCues:
 
 
 _SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
+_NEXT_DIRECTIVE = (
+    r"(?=(?:also |then |please )?(?:stop|don't|do not|never|always|use|drop|switch|add|write|"
+    r"keep|avoid|make|put|include|run|skip|forget|prefer|ignore|scrap|start|go)\b)"
+)
 _BUNDLE = re.compile(
     r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
-    r"and another thing|oh and|and,? one more thing)\b\s*",
+    r"and another thing|oh and|and,? one more thing)\b\s*|"
+    rf"(?:,|\s[-\u2013\u2014]|;)\s+and\s+{_NEXT_DIRECTIVE}|;\s+{_NEXT_DIRECTIVE}",
     re.I,
 )
 
