@@ -43,7 +43,8 @@ def test_llm_method_prompt_request_and_checked_outcome(llm_env, tmp_path: Path) 
         AdmissionInput(id="d", text="Fix the typo in the README you just edited."),
     ]
     got = admit_detailed(recs, model)
-    first = llm_env.requests[0]
+    # calls run concurrently, so find record "a"'s request by its message, not by arrival order
+    first = next(r for r in llm_env.requests if "From now on" in r["messages"][1]["content"])
     prompt = load_prompt("admission")
     assert first["messages"][0] == {"role": "system", "content": prompt.system}
     assert "I used os.path.join here." in first["messages"][1]["content"]

@@ -62,16 +62,16 @@ def test_validate_ok(tmp_path):
 def test_reproduce_writes_outputs_and_manifest(tmp_path, capsys):
     assert main(["reproduce", "tour", "--out", str(tmp_path)]) == 0
     d = tmp_path / "tour"
-    assert {p.name for p in d.iterdir()} >= {"tour.csv", "tour.png", "manifest.json", "report.md"}
+    assert {p.name for p in d.iterdir()} >= {"per_user.csv", "loop.csv", "loop.png", "manifest.json", "report.md"}
     man = json.loads((d / "manifest.json").read_text())
     assert man["status"] == "complete" and man["seed"] == 0
     assert man["models"] == [{"model": "offline", "base_url": None}]
     for key in ("toolkit_version", "git", "environment", "config_hash", "usage", "inputs", "prompts"):
         assert key in man
-    first = (d / "tour.csv").read_bytes()
+    first = (d / "loop.csv").read_bytes() + (d / "per_user.csv").read_bytes()
     assert main(["reproduce", "tour", "--out", str(tmp_path)]) == 0
-    assert (d / "tour.csv").read_bytes() == first  # deterministic
-    assert "F1" in capsys.readouterr().out
+    assert (d / "loop.csv").read_bytes() + (d / "per_user.csv").read_bytes() == first  # deterministic
+    assert "violation_rate" in capsys.readouterr().out
 
 
 def test_resume_refuses_changed_config(tmp_path, capsys):

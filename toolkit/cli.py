@@ -135,7 +135,7 @@ def _read(path: str, kind: type) -> list:
 def cmd_validate(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from toolkit.datasets.jsonl import format_validation_error
+    from toolkit.datasets.jsonl import format_validation_error, iter_json_objects
     from toolkit.profiles import load_profile
     from toolkit.records import RECORD_KINDS, guess_kind
 
@@ -152,26 +152,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
             problems.append(f"{path}: file not found")
             continue
         kind = None
-        with path.open(encoding="utf-8") as fh:
-            for i, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    problems.append(f"{path}:{i} <record>: not valid JSON ({exc.msg})")
-                    continue
-                if not isinstance(obj, dict):
-                    problems.append(f"{path}:{i} <record>: expected a JSON object")
-                    continue
-                kind = kind or guess_kind(obj)
-                if kind is None:
-                    problems.append(f"{path}:{i} <record>: unknown record kind (keys: {', '.join(sorted(obj))})")
-                    break
-                try:
-                    RECORD_KINDS[kind].model_validate(obj)
-                except ValidationError as exc:
-                    problems.extend(format_validation_error(path, i, exc))
+        for i, obj in iter_json_objects(path, problems):
+            kind = kind or guess_kind(obj)
+            if kind is None:
+                problems.append(f"{path}:{i} <record>: unknown record kind (keys: {', '.join(sorted(obj))})")
+                break
+            try:
+                RECORD_KINDS[kind].model_validate(obj)
+            except ValidationError as exc:
+                problems.extend(format_validation_error(path, i, exc))
     for line in problems:
         print(line, file=sys.stderr)
     if not problems:

@@ -30,6 +30,23 @@ def format_validation_error(path: str | os.PathLike, line: int | None, err: Vali
     return out
 
 
+def iter_json_objects(path: Path, problems: list[str]):
+    """Yield ``(line_no, object)`` for each JSON object line; bad lines go to ``problems``."""
+    with path.open(encoding="utf-8") as fh:
+        for i, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{path}:{i} <record>: not valid JSON ({exc.msg})")
+                continue
+            if not isinstance(obj, dict):
+                problems.append(f"{path}:{i} <record>: expected a JSON object")
+                continue
+            yield i, obj
+
+
 def read_jsonl(path: str | os.PathLike, model: type[M]) -> list[M]:
     """Read every line of ``path`` as ``model``; raise InputError listing every bad line."""
     p = Path(path)
@@ -38,30 +55,19 @@ def read_jsonl(path: str | os.PathLike, model: type[M]) -> list[M]:
     records: list[M] = []
     problems: list[str] = []
     seen_ids: dict[str, int] = {}
-    with p.open(encoding="utf-8") as fh:
-        for i, raw in enumerate(fh, start=1):
-            if not raw.strip():
+    for i, obj in iter_json_objects(p, problems):
+        try:
+            rec = model.model_validate(obj)
+        except ValidationError as exc:
+            problems.extend(format_validation_error(p, i, exc))
+            continue
+        rid = obj.get("id")
+        if isinstance(rid, str):
+            if rid in seen_ids:
+                problems.append(f"{p}:{i} id: duplicate id {rid!r} (first on line {seen_ids[rid]})")
                 continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{p}:{i} <record>: not valid JSON ({exc.msg})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{p}:{i} <record>: expected a JSON object")
-                continue
-            try:
-                rec = model.model_validate(obj)
-            except ValidationError as exc:
-                problems.extend(format_validation_error(p, i, exc))
-                continue
-            rid = obj.get("id")
-            if isinstance(rid, str):
-                if rid in seen_ids:
-                    problems.append(f"{p}:{i} id: duplicate id {rid!r} (first on line {seen_ids[rid]})")
-                    continue
-                seen_ids[rid] = i
-            records.append(rec)
+            seen_ids[rid] = i
+        records.append(rec)
     if problems:
         raise InputError(problems)
     return records

@@ -31,8 +31,9 @@ leaves three things open; our choices:
    ``strong`` * delta; or (c) every group co-moves and their pooled score, sqrt of the sum
    of each group's best C^2, reaches ``pooled`` * delta (a broad change just under delta
    everywhere, e.g. plain questions turning formal); or (d) a categorical *label switch*:
-   the category that tops all of the last ``label_persist`` turns rose with C >=
-   ``label_strong`` * delta and topped at most ``label_share`` of the reference turns (an
+   the dimension scores C >= ``label_strong`` * delta, a new category tops the run of
+   >= ``label_persist`` shifted turns (its own channel rising persistently) and it topped
+   at most ``label_share`` of the reference turns (an
    affect-only switch, e.g. enthusiastic to angry, which a bounded probability channel
    cannot lift to ``strong`` * delta). All co-moving dimensions are flagged with it. A
    flag re-anchors that dimension: its EMA jumps to the new run's mean and its reference

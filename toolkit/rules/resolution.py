@@ -33,6 +33,7 @@ from toolkit.rules.resolution_cues import (
     NEGATION,
     RETRACT,
     SegmentCues,
+    concept_of,
     content_stems,
     index_terms,
     segment_cues,
@@ -155,6 +156,60 @@ def _conflicts(a: str, b: str) -> bool:
     return any(ca[c] and cb[c] and not (ca[c] & cb[c]) for c in set(ca) & set(cb))
 
 
+def _agrees(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` ask for the same pole of a two-pole concept in different words
+    ("short" ~ "concise"; one shared word is not a paraphrase)."""
+    ca, cb = stance(a), stance(b)
+    same = {c for c in set(ca) & set(cb) if ca[c] and ca[c] == cb[c]}
+    if not same:
+        return False
+    literal = {concept_of(x) for x in set(content_stems(a)) & set(content_stems(b))}
+    return bool(same - literal)
+
+
+_TRIGGER = re.compile(r"\b(before|after|when|whenever|while|once|if)\s+\w+ing\b[^,.;:]*", re.I)
+
+
+def _other_trigger(cues: SegmentCues, rule: Rule) -> bool:
+    """The rule's wording carries its own trigger ("ask before installing packages") and the
+    clause names a different one ("before deleting files"): a new rule, not a revision."""
+    m = _TRIGGER.search(rule.behavior)
+    if not m or not cues.conditions:
+        return False
+    own = {t for t in content_stems(m.group(0)) if term_weight(t) >= 1.0}
+    new = {t for c in cues.conditions for t in content_stems(c) if term_weight(t) >= 1.0}
+    return bool(own) and bool(new) and not (own & new)
+
+
+def _evidence(clause: str, rule: Rule) -> int:
+    """Independent pieces of shared evidence: shared stems, plus concepts met through
+    different words (one shared word such as "explain" is not a shared requirement)."""
+    ct, rt = set(index_terms(clause)), set(index_terms(rule_text(rule)))
+    shared = ct & rt
+    literal = {concept_of(x) for x in shared if not x.startswith("@")}
+    return sum(1 for x in shared if not x.startswith("@") or x[1:] not in literal)
+
+
+def _rejected_in_rule(text: str, rule: Rule) -> bool:
+    """"X instead of Y" / "Y -> X" where the rejected Y is worded in the rule: a replacement."""
+    rt = set(content_stems(rule.behavior))
+    # values the rule itself rejects ("pathlib over os.path") are not being dropped
+    rt -= {t for m in _REJECTED.finditer(rule.behavior) for t in content_stems(m.group("old"))}
+    for m in _REJECTED.finditer(text):
+        got = [t for t in content_stems(m.group("old")) if term_weight(t) >= 1.0]
+        if got and all(t in rt for t in got[:2]):
+            return True
+    return False
+
+
+_REJECTED = re.compile(
+    r"\b(?:instead of|rather than|in place of|not|no more|stop using|stop|"
+    r"switch(?:ed|ing)? (?:away )?from|moved? (?:away )?from|over)\s+(?:the |a |an |using |"
+    r"with |any )?(?P<old>[\w.+#-]+(?: [\w.+#-]+)?)",
+    re.I,
+)
+
+
 def _negated(text: str) -> bool:
     return bool(NEGATION.search(text))
 
@@ -173,8 +228,11 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     if any(not _covered(e, have) for e in cues.exceptions):
         return True
     # a condition the rule's own wording already carries ("when updating branches") is not new
+    rt = set(content_stems(rule_text(rule)))
     return any(
-        not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6 for c in cues.conditions
+        not _covered(c, have)
+        and (_contained(c, rule_text(rule)) < 0.6 or any(t not in rt for t in content_stems(c)))
+        for c in cues.conditions
     )
 
 
@@ -210,8 +268,17 @@ def _match_scores(
     scored = []
     for r in cands:
         s = 0.7 * overlap(query, rule_text(r), w) + 0.3 * overlap(whole, rule_text(r), w)
+        if (cues.exceptions or cues.conditions) and len(content_stems(cues.behavior)) <= 2:
+            # "Docstrings aren't needed for tests": the subject alone names the rule
+            s = max(s, 0.5 * _contained(cues.behavior, r.behavior) + 0.3 * overlap(whole, rule_text(r), w))
         if _conflicts(cues.text, r.behavior):
             s += 0.15  # a changed requirement names the same concept with the other pole
+        elif _agrees(cues.text, r.behavior):
+            s += 0.15  # a paraphrase names the same pole in other words ("short" ~ "concise")
+        elif _rejected_in_rule(cues.text, r):
+            s += 0.15  # "httpx instead of requests": the rule names the value being dropped
+        elif _evidence(query, r) < 2 and len(set(content_stems(rule_text(r)))) > 1:
+            s *= 0.5  # one shared word ("explain", "keyword") is not the same requirement
         scored.append((s, r))
     return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
 
@@ -227,6 +294,18 @@ def _is_referential(cues: SegmentCues) -> bool:
     return len(content_stems(cues.behavior)) <= 3 and bool(
         re.search(r"\b(that|this|it|those|these|them|the other one|same)\b", cues.text, re.I)
     )
+
+
+_ONLY = re.compile(r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I)
+
+
+def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:
+    """The restriction an "Only <do X> <for Y>" clause adds to ``rule`` (None if it adds none)."""
+    if not _ONLY.search(cues.text) or cues.temporary:
+        return None
+    rt = set(content_stems(rule_text(rule)))
+    extra = [t for t in content_stems(cues.text) if t not in rt and term_weight(t) >= 1.0]
+    return cues.text.strip(" .") if extra else None
 
 
 def _revision(cues: SegmentCues, rule: Rule, quote: str) -> Proposal:
@@ -256,6 +335,21 @@ def _decide(
         len(scored) > 1 and scored[0][0] >= MATCH and scored[0][0] - scored[1][0] < AMBIGUOUS
     )
     rule = best[1] if best[0] >= MATCH else None
+    second = scored[1][0] if len(scored) > 1 else 0.0
+    if (
+        rule is None
+        and best[1] is not None
+        and best[0] >= 0.6 * MATCH
+        and best[0] - second >= 0.05
+        and (
+            cues.restatement
+            or _conflicts(cues.text, best[1].behavior)
+            or _agrees(cues.text, best[1].behavior)
+        )
+    ):
+        # "Again - annotate the types" / "asyncio rather than blocking calls": the clause names
+        # the rule's topic or its other pole in different words
+        rule = best[1]
     if rule is None and _is_referential(cues):
         ambiguous = True
     q = cues.text
@@ -264,9 +358,16 @@ def _decide(
             Proposal("replace", rule.id, q, behavior=cues.behavior, scope=_scope_of(cues, rule))
         ], ambiguous
     if cues.retraction:
-        second = scored[1][0] if len(scored) > 1 else 0.0
-        if rule is None and best[1] is not None and best[0] >= 0.1 and best[0] - second >= 0.05:
-            rule = best[1]  # "drop the rule about X" names the rule's topic, not its wording
+        if rule is None:
+            # "drop the rule about X" names the rule's topic, not its wording: score whole text
+            whole = sorted(
+                ((overlap(cues.text + " " + extra, rule_text(r), w), r) for r in cands),
+                key=lambda sr: (-round(sr[0], 9), sr[1].id),
+            )
+            if whole:
+                top, nxt = whole[0][0], (whole[1][0] if len(whole) > 1 else 0.0)
+                if top >= 0.1 and top - nxt >= 0.05:
+                    rule = whole[0][1]
         return ([Proposal("retract", rule.id, q)] if rule else []), ambiguous
     if not cues.directive:
         if rule is not None and cues.restatement:
@@ -291,8 +392,21 @@ def _decide(
     if cues.widen and not cues.replacement and not _conflicts(cues.text, rule.behavior):
         # "X too, not just Y": the same requirement reaches further
         return [_revision(cues, rule, q)], ambiguous
+    if cues.conditions and _other_trigger(cues, rule) and not cues.replacement:
+        return [
+            Proposal(
+                "add",
+                None,
+                q,
+                behavior=cues.behavior,
+                scope=_scope_of(cues, None),
+                conditions=cues.conditions,
+                exceptions=cues.exceptions,
+            )
+        ], ambiguous
     flipped = (
-        _negated(cues.behavior) != _negated(rule.behavior)
+        not _agrees(cues.text, rule.behavior)
+        and _negated(cues.behavior) != _negated(rule.behavior)
         and best[0] >= MATCH
         and not cues.restatement
         and not cues.exceptions
@@ -304,7 +418,13 @@ def _decide(
     )
     vc, vr = values(cues.behavior), values(rule_text(rule))
     new_value = bool(vc) and bool(vr) and not (vc & vr)
-    changing = cues.replacement or _conflicts(cues.text, rule.behavior) or flipped or new_value
+    changing = (
+        cues.replacement
+        or _conflicts(cues.text, rule.behavior)
+        or flipped
+        or new_value
+        or _rejected_in_rule(cues.text, rule)
+    )
     if changing and cues.conditions and _new_applicability(cues, rule):
         # "when the file is short, show it whole instead": the rule stands, with an exception
         return [_revision(cues, rule, q)], ambiguous
@@ -331,7 +451,13 @@ def _decide(
         ], ambiguous
     if _new_applicability(cues, rule):
         return [_revision(cues, rule, q)], ambiguous
-    if best[0] < REUSE and not cues.restatement and not extra:
+    narrowed = _narrowing(cues, rule)
+    if narrowed is not None:
+        # "Only add examples to docstrings of public functions": the same rule, narrowed
+        return [_revision(replace(cues, conditions=(*cues.conditions, narrowed)), rule, q)], (
+            ambiguous
+        )
+    if best[0] < REUSE and not cues.restatement and not extra and not _agrees(q, rule.behavior):
         # related but not the same requirement: a rule is reused only when it already says this
         return [
             Proposal(
@@ -484,6 +610,9 @@ def resolve_offline(
             # a bare refinement of the clause before it ("Use black. But not in migrations.")
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out = [_revision(cues, tgt, cues.text)]
+        if cues.retraction and not out and prev:
+            # "X at the end? Scrap that rule.": the retraction points at the rule just named
+            out = [Proposal("retract", prev[-1].target, cues.text)]
         props.extend(out)
     if any(p.target is not None for p in props):
         # a short clause next to one that names a rule elaborates it ("SELECT, not select.")

@@ -309,7 +309,7 @@ _NEGATOR = re.compile(
     r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|over|"
     r"than|drop|ditch|quit|nor|against)$"
 )
-_AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|,)$")
+_AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|[,;:])$")
 
 
 def stance(text: str) -> dict[str, set[int]]:
@@ -317,7 +317,7 @@ def stance(text: str) -> dict[str, set[int]]:
     low = text.lower()
     for pat, rep in PHRASES:
         low = pat.sub(rep, low)
-    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|,", low)
+    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", low)
     asked: dict[str, set[int]] = {}
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
@@ -419,7 +419,7 @@ TEMPORARY = _P(
 RETRACT = _P(
     r"(\bno longer (need|want|require|care|have to|must|should|bother)|"
     r"\b(don't|do not|dont) (need|have) to \w+.*\b(anymore|any more|again)\b|"
-    r"\bno need to \w+.*\b(anymore|any more)\b|"
+    r"\bno need to \w+.*\b(anymore|any more)\b|\bno need for\b[^.;!?]*\b(anymore|any more)\b|"
     r"\b(forget|ignore|drop|scrap|remove|delete|cancel|discard|disregard|retire|"
     r"withdraw|undo|revoke|lose|kill|ditch) (about )?(my|the|that|this|your) (earlier |old |"
     r"previous |former |original )?([\w/-]+ ){0,3}(rule|preference|instruction|request|"
