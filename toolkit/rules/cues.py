@@ -465,7 +465,10 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
         if word in {"before", "after", "prior to"} and (
                 not fronted or any(s.start <= m.start() < s.end for s in lasting)
                 or not re.match(r"\s+\w", rest)
-                or re.match(r"\s+(?:that|this|then|which|all|the fact|now|lunch|today)\b", rest, _F)):
+                or re.match(r"\s+(?:that|this|then|which|all|the fact|now|lunch|today|I)\b", rest, _F)
+                or re.match(r"\s+we\s+(?:move on|go on|continue|start|begin|get (?:going|started)|"
+                            r"dive in|proceed|wrap up|look|forget)\b", rest, _F)
+                or re.match(r"[^,;.!?]*:", rest)):
             continue
         # "once" as a count ("just once") and "if" inside "if you want" hedges are not activations
         if word == "once" and not re.match(r"\s+(?:you|we|a|an|the|it|there|any)\b", rest, _F):
@@ -499,7 +502,9 @@ _FRONTED_QUANT = re.compile(
     r"(?:^|(?<=[,.;:]\s))(?:(?:for|in|on|with|to) (?:any|every|each|all) [^,.;:!?]{3,80}|"
     r"(?:for|in|on|within|inside|under|across) (?!(?:this|that|these|those|my|your|our|the "
     r"(?:future|meantime|record|end|long run|first place)|general|short|particular|fact|addition|"
-    r"practice|any case|my opinion|other words|turn|order|total|summary|short)\b)"
+    r"practice|any case|my opinion|other words|turn|order|total|summary|short|top of|that case|"
+    r"this case|any event|brief|sum|passing|hindsight|retrospect|reality|theory|the meantime|"
+    r"other news|the same vein|light of|spite of|case)\b)"
     r"[^,.;:!?]{2,60})(?=,)", _F)
 
 

@@ -176,18 +176,22 @@ def _other_trigger(cues: SegmentCues, rule: Rule) -> bool:
     m = _TRIGGER.search(rule.behavior)
     if not m or not cues.conditions:
         return False
+    core = rule.behavior[: m.start()] + rule.behavior[m.end() :]
+    if len({t for t in content_stems(core) if term_weight(t) >= 1.0}) > 1:
+        return False  # the rule is about its own object ("run the integration tests")
     own = {t for t in content_stems(m.group(0)) if term_weight(t) >= 1.0}
     new = {t for c in cues.conditions for t in content_stems(c) if term_weight(t) >= 1.0}
     return bool(own) and bool(new) and not (own & new)
 
 
-def _evidence(clause: str, rule: Rule) -> int:
+def _evidence(clause: str, rule: Rule, text: str | None = None) -> int:
     """Independent pieces of shared evidence: shared stems, plus concepts met through
     different words (one shared word such as "explain" is not a shared requirement)."""
-    ct, rt = set(index_terms(clause)), set(index_terms(rule_text(rule)))
+    ct, rt = set(index_terms(clause)), set(index_terms(text or rule_text(rule)))
     shared = ct & rt
     literal = {concept_of(x) for x in shared if not x.startswith("@")}
-    return sum(1 for x in shared if not x.startswith("@") or x[1:] not in literal)
+    same_slot = bool(values(clause)) and bool(values(text or rule_text(rule)))  # "100" vs "79"
+    return same_slot + sum(1 for x in shared if not x.startswith("@") or x[1:] not in literal)
 
 
 def _rejected_in_rule(text: str, rule: Rule) -> bool:
@@ -228,11 +232,8 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     if any(not _covered(e, have) for e in cues.exceptions):
         return True
     # a condition the rule's own wording already carries ("when updating branches") is not new
-    rt = set(content_stems(rule_text(rule)))
     return any(
-        not _covered(c, have)
-        and (_contained(c, rule_text(rule)) < 0.6 or any(t not in rt for t in content_stems(c)))
-        for c in cues.conditions
+        not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6 for c in cues.conditions
     )
 
 
@@ -265,19 +266,33 @@ def _match_scores(
 ) -> list[tuple[float, Rule]]:
     query = (cues.behavior + " " + extra).strip()
     whole = (cues.text + " " + extra).strip()
+    # a scope change, exception or widening, or "the X rule", names the rule by its topic
+    refers = bool(
+        cues.project
+        or cues.global_scope
+        or cues.exceptions
+        or cues.widen
+        or re.search(r"\brules?\b", cues.text, re.I)
+    )
     scored = []
     for r in cands:
-        s = 0.7 * overlap(query, rule_text(r), w) + 0.3 * overlap(whole, rule_text(r), w)
-        if (cues.exceptions or cues.conditions) and len(content_stems(cues.behavior)) <= 2:
+        rt = rule_text(r) + (" " + r.scope.split(":", 1)[1] if ":" in r.scope else "")
+        s = 0.7 * overlap(query, rt, w) + 0.3 * overlap(whole, rt, w)
+        short = (cues.exceptions or cues.conditions) and len(content_stems(cues.behavior)) <= 1
+        if short:
             # "Docstrings aren't needed for tests": the subject alone names the rule
-            s = max(s, 0.5 * _contained(cues.behavior, r.behavior) + 0.3 * overlap(whole, rule_text(r), w))
+            s = max(s, 0.5 * _contained(cues.behavior, r.behavior) + 0.3 * overlap(whole, rt, w))
         if _conflicts(cues.text, r.behavior):
             s += 0.15  # a changed requirement names the same concept with the other pole
         elif _agrees(cues.text, r.behavior):
             s += 0.15  # a paraphrase names the same pole in other words ("short" ~ "concise")
         elif _rejected_in_rule(cues.text, r):
             s += 0.15  # "httpx instead of requests": the rule names the value being dropped
-        elif _evidence(query, r) < 2 and len(set(content_stems(rule_text(r)))) > 1:
+        elif (
+            not (short or refers)
+            and _evidence(query, r, rt) < 2
+            and len(set(content_stems(rt))) > 1
+        ):
             s *= 0.5  # one shared word ("explain", "keyword") is not the same requirement
         scored.append((s, r))
     return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
@@ -610,6 +625,20 @@ def resolve_offline(
             # a bare refinement of the clause before it ("Use black. But not in migrations.")
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out = [_revision(cues, tgt, cues.text)]
+        done = {p.target for p in props if p.op in ("replace", "revise", "retract")}
+        if len(out) == 1 and out[0].op == "reuse" and out[0].target in done and cues.lasting:
+            # one message does not both change a rule and restate it: this clause is new
+            out = [
+                Proposal(
+                    "add",
+                    None,
+                    cues.text,
+                    behavior=cues.behavior,
+                    scope=_scope_of(cues, None),
+                    conditions=cues.conditions,
+                    exceptions=cues.exceptions,
+                )
+            ]
         if cues.retraction and not out and prev:
             # "X at the end? Scrap that rule.": the retraction points at the rule just named
             out = [Proposal("retract", prev[-1].target, cues.text)]

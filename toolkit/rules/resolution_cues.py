@@ -79,6 +79,7 @@ PHRASES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\bcode review(s)?\b"), "code-review"),
     (re.compile(r"\bpull[- ]requests?\b"), "pr"),
     (re.compile(r"\bmerge[- ]requests?\b"), "mr"),
+    (re.compile(r"(?<!non-)\bblocking\b"), "blocking_io"),
 )
 
 
@@ -137,7 +138,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("casual", "informal", "slang", "chatty", "relaxed", "colloquial", "jokey", "playful"),
     ),
     "concurrency": (
-        ("sync", "synchronous", "blocking", "sequential"),
+        ("synchronous", "synchronously", "sequential", "blocking_io"),
         ("async", "asyncio", "asynchronous", "await", "non-blocking", "coroutine", "coroutines"),
     ),
     "httpclient": (("requests", "urllib", "urllib3"), ("httpx", "aiohttp")),
@@ -171,7 +172,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "asking": (
         ("ask", "confirm", "confirmation", "check", "permission"),
-        ("proceed", "autonomously", "without"),
+        ("proceed", "autonomously"),
     ),
     "comments": (("comment", "comments", "docstring", "docstrings"), ()),
     "testing": (("test", "tests", "testing", "unit", "coverage", "spec", "specs"), ()),
@@ -409,7 +410,6 @@ TEMPORARY = _P(
     r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
     r"(in|on|inside) this (\w+ ){0,2}(script|snippet|notebook|spike|experiment|prototype|"
     r"demo|task|change|pr|commit|function|diff|patch|answer|reply|response|message|one)|"
-    r"throwaway|throw-away|one-off|quick and dirty|"
     r"today only|just today|in this (answer|reply|response|one)|here only|"
     r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
     r"today|tonight|(fix|change|sort) (it|that|this) later|"

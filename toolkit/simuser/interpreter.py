@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from toolkit.profiles import Check as CheckSpec
 from toolkit.profiles import Preference
+from toolkit.simuser import kinds
 from toolkit.simuser import lexicons as lx
 from toolkit.simuser import text as tx
 from toolkit.simuser.checks import (
@@ -475,7 +476,12 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
             out.append(Require("a TL;DR line", matcher((), lx.TLDR_RX), where=where_for(pos)))
         return
     for pos, neg in _cue(body, r"\b(summary|summari[sz]e|key takeaways?|takeaways|recap|key points)\b"):
-        if not neg and not re.search(r"\bcommit\b", low):
+        lead = low[max(0, pos - 40): pos]
+        if not neg and not re.search(r"\bcommit\b", low) and re.search(
+                r"\b(include|add|give|end|finish|close|start|open|begin|lead|wrap|put|with|always|need|want|"
+                r"provide|append|top)\w*\b[^.;]*$", lead) and not re.search(
+                r"\b(summar\w*)\s+(should|must|need|needs|go|have to|has to|are|is|stay|to|of what|as a)\b|"
+                r"\bkeep\b", low):
             out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
                                min_sentences=4, ask="wrap up with the key takeaways"))
         break
@@ -654,6 +660,7 @@ def _objects_plain(words_: list[str]) -> Matcher:
         if s in _GENERIC or s in _NOISE or s in lx.ACTION_TRIGGERS or w.lower() in ("existing", "current", "old",
                                                                                   "make", "pass", "them", "it",
                 "anything", "something", "things", "stuff", "change", "changes", "code", "work", "directly",
+                "against", "on", "in", "to", "into",
                 "first", "yourself", "myself"):
             continue
         (weak if s in ("fil", "folder", "directory", "dir") else stems).append(w.lower())
@@ -666,13 +673,21 @@ def _objects_plain(words_: list[str]) -> Matcher:
     return Matcher(tuple(tx.stems_of(p) for p in dict.fromkeys(phrases) if tx.words(p)), ())
 
 
-_CANON = {"install": "adding dependencies", "delete": "deleting {obj}", "push": "pushing to {obj}",
+_CANON = {"book": "booking or paying for {obj}", "install": "adding dependencies", "delete": "deleting {obj}", "push": "pushing to {obj}",
           "commit": "committing", "merge": "merging", "deploy": "deploying", "modify": "changing {obj}",
           "refactor": "restructuring code", "upgrade": "upgrading versions", "run": "running {obj}",
           "create": "creating {obj}", "migrate": "running migrations", "reset": "rewriting git history"}
 
 
-_CANON_BARE = {"push": "pushing", "run": "running that", "create": "creating new files"}
+_CANON_BARE = {"book": "booking or paying for anything", "push": "pushing", "run": "running that", "create": "creating new files"}
+
+
+_TOOL_KIND = {t: k for k, ts in {
+    "lint": ("eslint", "ruff", "flake8", "pylint", "clippy", "golangci-lint", "rubocop", "stylelint", "shellcheck"),
+    "typecheck": ("tsc", "mypy", "pyright", "pytype"),
+    "tests": ("pytest", "jest", "vitest", "mocha", "unittest", "tox", "nox", "rspec", "phpunit"),
+    "formatter": ("prettier", "black", "gofmt", "rustfmt", "isort"),
+}.items() for t in ts}
 
 
 def _action(mode: str, phrase: str) -> ActionRule | None:
@@ -687,6 +702,8 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                           ("*test_*", "*_test.*", "tests/*", "*.test.*", "*.spec.*"),
                           todo="add unit tests for the new code")
     ws = tx.words(_np(phrase))
+    if mode == "require":
+        ws = [_TOOL_KIND.get(w.lower(), w) for w in ws]
     g, rest = _action_group(ws)
     if g is None and mode == "require":
         for key, (lab, results, globs) in lx.REQUIRED_ACTIONS.items():
@@ -723,6 +740,7 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
 _ASK_PATTERNS = (
     r"\b(?:ask|check with me|check in|confirm|get (?:my |an? )?(?:ok|okay|approval|permission|sign-?off|"
     r"go-ahead|green light)|run it by me|consult me|talk to me|let me (?:know|decide|approve))\s*(?:with me|me|us)?"
+    r"\s*(?:for (?:(?:a |an |my |the )?(?:confirmation|approval|permission|go-ahead|ok|okay|sign-?off)))?"
     r"\s*(?:first\s*)?(?:before|prior to)\s+(?P<act>[^.;]+)",
     r"\b(?:never|don't|do not|no|not)\s+(?P<act>[^.;]+?)\s+(?:without|w/o)\s+(?:first\s+)?(?:asking|checking|"
     r"my (?:ok|okay|approval|permission|sign-?off|go-ahead|say-?so)|confirm\w*|consulting|approval|permission)",
@@ -736,6 +754,8 @@ _FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never
                r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
                r"alter|downgrade|publish|release|wipe|run|execute|invoke|launch|restart|kill)\w*\b[^.;]*)")
 _REQUIRE_ACT = (
+    r"(?:^|[.;]\s+)(?:please\s+)?(?P<act>(?:run|execute|rerun|re-run)\s+(?:the\s+|all\s+|your\s+)?(?:unit\s+)?"
+    r"(?:tests?|test suite|suite|linters?|type ?check\w*|pytest|eslint|ruff|tsc|mypy|flake8|pylint)\b[^.;,]*)",
     r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
     r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
     r"\b(?P<act>(?:run|execute|rerun|re-run)\b[^.;,]*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
@@ -1102,9 +1122,13 @@ def _quoted_examples(text: str) -> list[str]:
 def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     """Checks, inline conditions and inline exceptions recognised in a preference text."""
     body, conds, excs = split_conditions(text)
+    kind_checks, drop = kinds.recognise(text)
+    kind_checks += _rule_forbid_verbs(body)
     out: list[Check] = []
     for rule in _RULES:
         rule(body, out)
+    out = [c for c in out if not _superseded(c, drop, text)]
+    out = kind_checks + out
     if not out:
         _rule_domain(body, out)
     if not out:
@@ -1126,6 +1150,51 @@ CHECK_TYPES = ("max_words", "max_sentences", "max_lines", "max_chars", "min_word
                "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
                "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
                "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length")
+
+
+def _superseded(c: Check, drop: set[str], text: str) -> bool:
+    """Whether a generic check is replaced by a more specific kind recognised in the same text."""
+    if isinstance(c, Require) and c.label in drop:
+        return True
+    if "*requireterms*" in drop and isinstance(c, RequireTerms):
+        return True
+    if "*actions*" in drop and isinstance(c, ActionRule):
+        return True
+    if "*quoted*" in drop and isinstance(c, Forbid):
+        quoted = {tx.stem(w) for q in kinds._quoted(text) for w in tx.words(q)}
+        return bool(quoted & set(tx.stems_of(c.label))) or bool(re.match(r"(words?|phrases?)\b", c.label))
+    return False
+
+
+_FORBID_VERB_RX = re.compile(
+    r"\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|no)\s+(?:ever\s+)?(?P<v>promise|offer|guarantee|"
+    r"cite|quote|mention|recommend|suggest|reference|link to|bring up)\s+(?P<np>[^.;:!?]{2,60})", re.I)
+_CITE_CTX = (r"\b(according to|per|source:|sources:|cited?|citing|see|from|seg\u00fan|via|reported by|"
+             r"as (?:stated|noted|reported) (?:by|in|on))\s+(?:the\s+)?(?:\w+\s+){{0,1}}{x}\b",
+             r"\(\s*{x}\b", r"https?://[^\s]*{x}")
+
+
+def _rule_forbid_verbs(body: str) -> list[Check]:
+    """"Never promise refunds", "don't cite Wikipedia": the named things must not appear (cited)."""
+    out: list[Check] = []
+    for m in _FORBID_VERB_RX.finditer(body):
+        verb = m.group("v").lower()
+        np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",
+                      m.group("np"), maxsplit=1, flags=re.I)[0]
+        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+            ws = [w for w in tx.words(part) if w.lower() not in _STOP and w.lower() not in
+                  ("anything", "something", "things", "stuff", "customers", "customer", "people", "them", "me")]
+            if not ws:
+                continue
+            label = " ".join(ws[:3])
+            if verb in ("cite", "quote", "reference", "link to"):
+                x = r"\s+".join(re.escape(w) for w in ws[:3])
+                out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
+                                  where="reply", ask=f"use another source than {label}"))
+            else:
+                out.append(Forbid(label, matcher([" ".join(ws[:3])] + ([ws[-1]] if len(ws) > 1 else [])),
+                                  where="reply", task_override=False, ask=f"don't {verb} {label}"))
+    return out
 
 
 def compile_check(spec: CheckSpec) -> Check:
@@ -1172,6 +1241,35 @@ def compile_check(spec: CheckSpec) -> Check:
     return Unknown(reason=f"unsupported check type {t!r}")
 
 
+_DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
+              r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
+              r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"
+              r"day[- ]by[- ]day (?:plans?|itinerar(?:y|ies))|travel plans?|incident (?:summar(?:y|ies)|reports?|"
+              r"write-?ups?)|post-?mortems?|blog posts?|newsletters?|tweets?|slides?|cv|résumés?|resumes?")
+_SUBJECT_RX = re.compile(
+    rf"^\s*(?:all |any |every |each |the |my |your |our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\s+(?:should|must|"
+    rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
+    rf"mustn't|may not|are|is)\b", re.I)
+_KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me)\s+(?:all |any |the |my |your |"
+                              rf"our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\b", re.I)
+
+
+def subject_scope(text: str) -> str | None:
+    """A document kind the preference is about ("Intros should ...", "Keep itineraries ..."), as a condition.
+
+    Such a preference applies only when the delivery is that kind of document."""
+    first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    m = _SUBJECT_RX.match(first) or _KEEP_SUBJECT_RX.match(first)
+    if not m:
+        return None
+    subj = m.group("s").strip()
+    if re.match(r"(new|short|long|longer|brief|quick|all|full|first|final)\s", subj, re.I) is None and \
+            len(subj.split()) > 1 and not re.search(r"summar|itinerar|plan|notes|letters?|posts?|reports?|"
+                                                      r"write-?ups?|lists?", subj, re.I):
+        subj = subj.split()[-1]
+    return subj
+
+
 def compile_preference(pref: Preference) -> CompiledPreference:
     """Compile one preference: its explicit check if it has one, else its text."""
     return _compile_cached(pref.model_dump_json())
@@ -1185,6 +1283,9 @@ def _compile_cached(dumped: str) -> CompiledPreference:
     if pref.check is not None:
         checks = (compile_check(pref.check),)
         source = "check"
+    subj = subject_scope(pref.text) if source == "text" and not pref.applies_when else None
+    if subj and subj not in conds:
+        conds = [*conds, subj]
     applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
     excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
     return CompiledPreference(pref.id, checks, applies, excepts, source)

@@ -68,7 +68,8 @@ REASONING = ("because", "therefore", "thus", "which means", "step 1", "since", "
 INTUITION = ("key idea", "principle", "intuition", "big picture", "high level", "high-level",
              "the idea is", "conceptually", "in general", "generally", "core idea", "at its heart",
              "fundamentally", "the key", "the gist", "in essence", "essentially", "the trick")
-SOURCES_RX = (r"https?://", r"\[\d+\]", r"\bsources?:", r"\bcitations?\b", r"\breferences?:",
+SOURCES_RX = (r"\([A-Z][^\W\d_][\w'\-]+(?: et al\.?|(?: (?:and|&|y|et|und|e) [A-Z][\w'\-]+))?,? (?:19|20)\d\d[a-z]?"
+              r"(?:[;,][^)]*)?\)", r"\b[A-Z][\w'\-]+ (?:et al\.? )?\((?:19|20)\d\d[a-z]?\)", r"https?://", r"\[\d+\]", r"\bsources?:", r"\bcitations?\b", r"\breferences?:",
               r"\baccording to\b", r"\bsee also\b", r"\bdocs?\b.*\b(section|page)\b")
 ACK_CONTEXT = ("now that", "as we discussed", "building on", "earlier", "you mentioned",
                "following up", "as you said", "picking up", "last time", "since we")
@@ -96,6 +97,7 @@ ACTION_TRIGGERS = {
     "upgrad": "upgrade", "bump": "upgrade", "downgrad": "upgrade", "run": "run", "execut": "run",
     "creat": "create", "add": "create", "migrat": "migrate", "reset": "reset", "rebas": "reset",
     "renam": "modify", "overwrit": "modify", "mov": "modify", "reformat": "modify",
+    "book": "book", "pay": "book", "purchas": "book", "buy": "book", "reserv": "book", "spend": "book",
 }
 ACTION_VERBS = {
     "install": ("install", "add", "pull", "introduc"),
@@ -114,6 +116,7 @@ ACTION_VERBS = {
     "create": ("creat", "add", "generat", "introduc", "writ", "scaffold"),
     "migrate": ("migrat", "run", "appli"),
     "reset": ("reset", "rebas", "revert", "squash", "amend"),
+    "book": ("book", "pay", "paid", "purchas", "buy", "bought", "reserv", "charg", "spent"),
 }
 ACTION_COMMANDS = {
     "install": (r"\bpip3? install\s+\w", r"\bnpm (i|install|add)\s+\w", r"\byarn add\b", r"\bpnpm add\b",
