@@ -231,6 +231,11 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     have = [*rule.conditions, *rule.exceptions]
     if any(not _covered(e, have) for e in cues.exceptions):
         return True
+    own = _TRIGGER.search(rule.behavior)
+    if cues.restatement and own and all(
+        c.split()[0].lower() == own.group(1).lower() for c in cues.conditions if c.split()
+    ):
+        return False  # "check it builds before you hand it over, like we agreed": its own trigger
     # a condition the rule's own wording already carries ("when updating branches") is not new
     return any(
         not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6 for c in cues.conditions
@@ -351,6 +356,10 @@ def _decide(
     )
     rule = best[1] if best[0] >= MATCH else None
     second = scored[1][0] if len(scored) > 1 else 0.0
+    if best[1] is not None and cues.replacement and _conflicts(cues.text, best[1].behavior):
+        # "X rather than Y": only rules holding the other pole compete for the change
+        rivals = [sc for sc, r in scored[1:] if _conflicts(cues.text, r.behavior)]
+        second = rivals[0] if rivals else 0.0
     if (
         rule is None
         and best[1] is not None
@@ -390,6 +399,8 @@ def _decide(
         return [], False
     if rule is None and not content_stems(cues.behavior):
         return [], ambiguous  # "I need that every time": nothing new to store on its own
+    if rule is None and cues.restatement and cues.text.rstrip().endswith("?"):
+        return [], ambiguous  # "Why are you still doing X?": a complaint, not a new rule
     if rule is None:
         return [
             Proposal(
@@ -440,7 +451,8 @@ def _decide(
         or new_value
         or _rejected_in_rule(cues.text, rule)
     )
-    if changing and cues.conditions and _new_applicability(cues, rule):
+    explicit_switch = _rejected_in_rule(cues.text, rule) and CHANGE_TIME.search(cues.text)
+    if changing and cues.conditions and _new_applicability(cues, rule) and not explicit_switch:
         # "when the file is short, show it whole instead": the rule stands, with an exception
         return [_revision(cues, rule, q)], ambiguous
     if (

@@ -79,6 +79,9 @@ PHRASES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\bcode review(s)?\b"), "code-review"),
     (re.compile(r"\bpull[- ]requests?\b"), "pr"),
     (re.compile(r"\bmerge[- ]requests?\b"), "mr"),
+    (re.compile(r"\b(same|one) line\b"), "same-line"),
+    (re.compile(r"\b(at|in) (great |more )?length\b"), "lengthy"),
+    (re.compile(r"\b(own|new|separate|next|their own|its own) lines?\b"), "own-line"),
     (re.compile(r"(?<!non-)\bblocking\b"), "blocking_io"),
 )
 
@@ -133,6 +136,9 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("space", "spaces", "2-space", "4-space", "two-space", "four-space"),
     ),
     "quotes": (("single", "single-quoted"), ("double", "double-quoted")),
+    "placement": (("same-line",), ("own-line",)),
+    "build": (("compile", "compiles", "compiled", "build", "builds", "compiler", "buildable"), ()),
+    "dataformat": (("json",), ("yaml", "yml", "toml", "ini", "xml")),
     "tone": (
         ("formal", "professional", "polite", "businesslike"),
         ("casual", "informal", "slang", "chatty", "relaxed", "colloquial", "jokey", "playful"),
@@ -171,7 +177,7 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("prose", "paragraph", "paragraphs", "narrative"),
     ),
     "asking": (
-        ("ask", "confirm", "confirmation", "check", "permission"),
+        ("ask", "confirm", "confirmation", "check", "permission", "verify"),
         ("proceed", "autonomously"),
     ),
     "comments": (("comment", "comments", "docstring", "docstrings"), ()),
@@ -236,8 +242,12 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "variables",
             "identifier",
             "identifiers",
-            "descriptive",
         ),
+        (),
+    ),
+    "clarity": (
+        ("descriptive", "meaningful", "self-explanatory", "expressive", "readable",
+         "intention-revealing", "understandable"),
         (),
     ),
     "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
@@ -313,6 +323,12 @@ _NEGATOR = re.compile(
 _AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|[,;:])$")
 
 
+_FAILS = re.compile(
+    r"^(\w+ ){0,2}(isn't|is not|doesn't|does not|aren't|are not|don't|do not|wasn't) "
+    r"(work|working|helping|help|helpful|good|great|useful)\b"
+)
+
+
 def stance(text: str) -> dict[str, set[int]]:
     """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
     low = text.lower()
@@ -325,6 +341,8 @@ def stance(text: str) -> dict[str, set[int]]:
         hit = _CONCEPT_OF.get(stem(tok.strip(".")))
         if not hit or hit[1] < 0 or not CONCEPTS[hit[0]][1]:
             continue
+        if i > 0 and toks[i - 1] in ("you", "we", "i", "they"):
+            continue  # "the dates you print": a verb, not the pole ("print" vs logging)
         neg = False
         for j in range(i - 1, max(-1, i - 4), -1):
             if _AFFIRM.match(toks[j]):
@@ -332,6 +350,8 @@ def stance(text: str) -> dict[str, set[int]]:
             if _NEGATOR.match(toks[j]) or (toks[j] == "of" and j > 0 and toks[j - 1] == "instead"):
                 neg = True
                 break
+        if _FAILS.match(" ".join(toks[i + 1 : i + 6])):
+            neg = True  # "the terse style isn't working for me"
         (rejected if neg else asked).setdefault(hit[0], set()).add(hit[1])
     out = {c: set(p) for c, p in asked.items()}
     contrastive = bool(CONTRAST.search(text))
@@ -375,7 +395,10 @@ def concepts(text: str) -> dict[str, set[int]]:
 @lru_cache(maxsize=65536)
 def _index_terms(text: str) -> tuple[str, ...]:
     stems = content_stems(text)
-    return tuple(stems + [f"@{c}" for c in sorted(concepts(text))])
+    # a hyphenated compound ("commented-out", "kebab-case") is also one term of its own
+    low = text.lower()
+    compounds = [stem(w) for w in words(text) if "-" in w.strip("-") and w in low]
+    return tuple(stems + compounds + [f"@{c}" for c in sorted(concepts(text))])
 
 
 def index_terms(text: str) -> list[str]:
@@ -439,6 +462,9 @@ RETRACT = _P(
     r"\b(rule|ban|restriction|requirement|preference)\b[^.;!?]{0,40}\b(is|are|can be|"
     r"has been) (lifted|dropped|removed|cancell?ed|over|gone|void|obsolete)\b|"
     r"\b(rule|requirement|preference|restriction) can go\b|"
+    r"\b(don't|do not|dont) bother (with|about|to)\b[^.;!?]*\b(anymore|any more)\b|"
+    r"\b(doesn't|does not|don't|do not) matter (to me )?(anymore|any more)\b|"
+    r"\b(that's|that is|it's|it is) not a thing\b|"
     r"\bnever mind (the|my|that|about)\b)"
 )
 REPLACE = _P(
@@ -453,6 +479,8 @@ RESTATE = _P(
     r"\b(again|as i (said|asked|mentioned|told you)|like i (said|asked|told you)|"
     r"i (already|'ve already|have already) (said|asked|told)|remember|still|"
     r"keep (on )?|reminder|once more|as before|as usual|as always|same as before|"
+    r"like we (agreed|discussed|said)|as (we )?(agreed|discussed)|(for )?the (second|third|"
+    r"fourth|fifth|nth|\d+(st|nd|rd|th)) time|"
     r"i('ve| have)? (told|said|asked|mentioned)( (you|this|that|it))*( (before|already|twice|"
     r"repeatedly|many times|multiple times|several times))|i told you)\b)"
 )
@@ -485,6 +513,8 @@ EXCEPTION = _P(
     r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
     r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
     r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
+    r"(can|may|could|might) be (skipped|omitted|ignored|left out|dropped|relaxed) "
+    r"(for|in|on|when|with|during|inside)|"
     r"(is|are|'s|'re) (fine|ok|okay|allowed|acceptable|alright|permitted) "
     r"(on|for|in|when|if|with|inside|under)|"
     r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
@@ -497,7 +527,7 @@ EXCEPTION = _P(
 )
 CHANGE_TIME = _P(
     r"\b(from now on|going forward|moving forward|in (the )?future|from here on|"
-    r"henceforth|from today|these days|nowadays)\b"
+    r"henceforth|from today|these days|nowadays)\b|(?<!right )(?<!for )\bnow\s*[.!]?\s*$"
 )
 WIDEN = _P(
     r"\b(not just|not only|(as well|too)(?=\s*([,.;!?]|$|from|going))|also (for|to|in|on)|"
@@ -506,7 +536,7 @@ WIDEN = _P(
 )
 CONTRAST = _P(
     r"(\b(instead|rather|over|not \w+(,| but)|but use|in place of|versus|vs)\b|"
-    r", (use|not|never|no|avoid) \w)"
+    r", (use|not|never|no|avoid) \W?\w)"
 )
 NEGATION = _P(
     r"\b(don't|do not|dont|never|no|not|stop|avoid|without|nor|quit|refrain|skip|"
@@ -518,7 +548,8 @@ DIRECTIVE = _P(
     r"remove|delete|ask|check|name|sort|split|limit|wrap|mention|explain|document|"
     r"comment|test|commit|push|format|lint|pin|update|reply|answer|respond|create|"
     r"skip|no|stick|follow|switch|go|drop|forget|ignore|avoid|place|prefix|end|"
-    r"call|return|raise|log|print|default)\b"
+    r"call|return|raise|log|print|default|needs|requires?|goes|belongs?|lives?|has to|"
+    r"have to|ought to)\b"
 )
 
 
@@ -671,7 +702,7 @@ _NEXT_DIRECTIVE = (
 _BUNDLE = re.compile(
     r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"
     r"and another thing|oh and|and,? one more thing)\b\s*|"
-    rf"(?:,|\s[-\u2013\u2014]|;)\s+and\s+{_NEXT_DIRECTIVE}|;\s+{_NEXT_DIRECTIVE}",
+    rf"(?:,|\s[-\u2013\u2014]|;)\s+and\s+{_NEXT_DIRECTIVE}|;\s+(?:also,?\s+(?=\w)|{_NEXT_DIRECTIVE})",
     re.I,
 )
 

@@ -73,6 +73,12 @@ class View:
                          self.task.lower())
         did = re.search(r"\b(fixed|added|updated|changed|renamed|implemented|refactored|wrote|created|"
                         r"replaced|removed|moved|switched|wrapped|converted|migrated|patched)\b", self.reply.lower())
+        if not self.code_files and re.search(
+                r"\b(i )?(haven't|have not|didn't|did not)\s+(\w+\s+){0,2}?(changed|touched|removed|deleted|"
+                r"modified|made any changes|edited|applied|pushed|run|ran)\b[^.?!]{0,30}(yet|so far)|"
+                r"\bnothing (has been|was|is) (changed|run|touched|removed|deleted|modified|applied) (yet|so far)",
+                self.reply.lower()):
+            return False
         return bool((asks or did) and self.is_code_task)
 
     @cached_property
@@ -274,6 +280,9 @@ class RequireTerms(Check):
             return Finding("not_applicable", f"nothing here is about {self.label}", topic=self.label)
         if len(tx.words(view.prose)) < (6 if self.about is not None else 12):
             return Finding("not_applicable", "a one-line answer, nothing to add there", topic=self.label)
+        if self.about is None and view.task.strip().endswith("?") and len(view.sentences) < 3 and \
+                len(tx.words(view.prose)) < 40:
+            return Finding("not_applicable", "a short answer, nothing to add there", topic=self.label)
         text = view.region(self.where)
         got = sum(1 for g in self.groups if g.find(text))
         if got >= self.need:

@@ -121,6 +121,20 @@ def _has(ctx_low: str, ctx_stems: set[str], term: str) -> bool:
     return " ".join(st) in " ".join(tx.stem(w) for w in tx.words(ctx_low))
 
 
+def _enumerates(view: View) -> tuple[bool, str]:
+    """Whether the reply lists several steps or options (as a list or spelled out in prose)."""
+    items = [ln for ln in view.reply.splitlines() if re.match(r"\s*([-*\u2022]|\d+[.)])\s+\S", ln)]
+    if len(items) >= 2:
+        return True, f"the reply lists {len(items)} items"
+    for sent in view.sentences:
+        if len(re.findall(r",", sent)) >= 2 and re.search(r"\b(and|or)\b", sent):
+            return True, "the reply enumerates several items in one sentence"
+    seq = re.findall(r"\b(first|then|next|after that|finally|second|third)\b", view.reply.lower())
+    if len(seq) >= 2:
+        return True, "the reply walks through steps"
+    return False, "the reply does not list steps or options"
+
+
 def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool | None, str]:
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason."""
     low = cond.lower().strip()
@@ -147,6 +161,9 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                  r"\b(implement|fix)\w*\b|^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low):
         ok = view.changes_code
         return ok, "the delivery changes code" if ok else "no code change"
+    if re.search(r"\b(lists?|listing|gives?|giving|has|have|contains?|includes?|several|multiple|many|more than "
+                 r"(one|two|\d))\b[^.]{0,30}\b(steps|options|items|choices|alternatives|instructions|things)\b", low):
+        return _enumerates(view)
     # quantity words about the task itself
     about_task = bool(re.search(r"\b(i|user|the user|they|task|question|request)\s+(explicitly\s+)?(ask|asks|asked|"
                                 r"request|requests|requested|want|wants|say|says|tell|calls? for)\b", low))
@@ -163,7 +180,10 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                       low):
         small = bool(re.search(r"\b(quick|small|trivial|tiny|minor|simple|typo|one[- ]line|briefly|short)\b",
                                view.task.lower())) or (len(tx.words(view.task)) <= 12 and
-                                                       len(tx.words(view.prose)) <= 40)
+                                                       len(tx.words(view.prose)) <= 40) or \
+            (view.task.strip().endswith("?") and len(tx.words(view.task)) <= 14 and not tx.code_blocks(view.reply)
+             and not view.artifacts and len(tx.words(view.prose)) <= 80 and
+             bool(re.search(r"\bquestions?|quer(y|ies)\b", low)))
         return small, "the task is small" if small else "the task is not a small one"
     kws = []
     generic = _ASK_GENERIC if about_task else _CG

@@ -79,7 +79,7 @@ _TRAIL_COND = re.compile(r"[,;]?\s*\b(?:when(?:ever)?|if|only if|any time)\s+(?P
 def _clean(text: str) -> str:
     t = re.sub(r"\(\)", "", text)
     t = re.sub(r"\([^)]*\)", " ", t)
-    t = re.sub(r"\s+([,.;:])", r"\1", t)
+    t = re.sub(r"\s+([,.;:])(?=\s|$)", r"\1", t)
     t = t.replace("\u201c", '"').replace("\u201d", '"')
     t = re.sub(r'"([^"\n]*)"', lambda m: "that" if " " in m.group(1).strip() else m.group(0), t)
     t = t.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
@@ -527,7 +527,8 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
     for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
         if re.search(r"\b(source (code|file|tree)|open source)\b", low):
             break
-        if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list)\w*\b", low):
+        if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list|name|state|mention|"
+                                 r"attribute|say where|tell me where)\w*\b", low):
             out.append(Require("sources", matcher((), lx.SOURCES_RX), ask="back it up with sources"))
         break
 
@@ -772,7 +773,7 @@ _REQUIRE_ACT = (
 )
 
 
-_CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|all\s+)?(?P<act>linter|lint|tests?|test suite|"
+_CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|all\s+)?`?(?:[\w./-]+\s+)??(?P<act>linter|lint|tests?|test suite|"
                  r"suite|type ?check\w*|formatter|build|ci)\s+(?:passes|pass|is green|are green|is clean|succeeds|"
                  r"runs clean)",
                  r"\b(?:the\s+)?(?P<act>linter|lint|tests?|test suite|type ?check\w*|build|ci)\s+(?:must|should|has to|"
@@ -1158,7 +1159,11 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
         return True
     if "*requireterms*" in drop and isinstance(c, RequireTerms):
         return True
+    if "*headings*" in drop and isinstance(c, Headings):
+        return True
     if "*actions*" in drop and isinstance(c, ActionRule):
+        return True
+    if isinstance(c, Forbid) and f"*forbid:{c.label.lower()}*" in drop:
         return True
     if "*quoted*" in drop and isinstance(c, Forbid):
         quoted = {tx.stem(w) for q in kinds._quoted(text) for w in tx.words(q)}
@@ -1168,7 +1173,7 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
 
 _FORBID_VERB_RX = re.compile(
     r"\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|no)\s+(?:ever\s+)?(?P<v>promise|offer|guarantee|"
-    r"cite|quote|mention|recommend|suggest|reference|link to|bring up)\s+(?P<np>[^.;:!?]{2,60})", re.I)
+    r"cite|quote|reference|link to)\s+(?P<np>[^.;:!?]{2,60})", re.I)
 _CITE_CTX = (r"\b(according to|per|source:|sources:|cited?|citing|see|from|seg\u00fan|via|reported by|"
              r"as (?:stated|noted|reported) (?:by|in|on))\s+(?:the\s+)?(?:\w+\s+){{0,1}}{x}\b",
              r"\(\s*{x}\b", r"https?://[^\s]*{x}")
@@ -1192,7 +1197,7 @@ def _rule_forbid_verbs(body: str) -> list[Check]:
                 out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
                                   where="reply", ask=f"use another source than {label}"))
             else:
-                out.append(Forbid(label, matcher([" ".join(ws[:3])] + ([ws[-1]] if len(ws) > 1 else [])),
+                out.append(Forbid(label, matcher([" ".join(ws[:3])]),
                                   where="reply", task_override=False, ask=f"don't {verb} {label}"))
     return out
 
@@ -1259,6 +1264,14 @@ def subject_scope(text: str) -> str | None:
 
     Such a preference applies only when the delivery is that kind of document."""
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    m = re.match(r"\s*(?:my |your |the |all )?(?:answers?|repl(?:y|ies)|responses?)\s+(?:to|for|on|about)\s+"
+                 r"(?P<s>[^.,;]{3,40}?)\s+(?:should|must|need|needs|have to|has to|are to|can't|cannot|shouldn't)\b",
+                 first, re.I)
+    if m:
+        return m.group("s").strip()
+    if re.search(r"\b(summar\w+|describe|list|report|recap)\b[^.]{0,20}\b(your|the) changes\b|\bwhat you (did|changed)\b",
+                 first, re.I):
+        return "a code change"
     m = _SUBJECT_RX.match(first) or _KEEP_SUBJECT_RX.match(first)
     if not m:
         return None

@@ -38,7 +38,10 @@ _LANG_ALIASES = {"castilian": "spanish", "español": "spanish", "espanol": "span
 
 def detect_language(text: str) -> tuple[str | None, int]:
     """The most likely natural language of ``text`` by stop-word counts, and how many prose words."""
-    ws = [w.lower() for w in re.findall(r"[^\W\d_]+", tx.prose(text))]
+    prose = re.sub(r'"[^"\n]*"', " ", tx.prose(text))
+    sents = [x for x in re.split(r"(?<=[.!?])\s+|\n+", prose)
+             if re.search(r"[.!?]\s*$", x.strip()) and len(x.split()) >= 4 and not re.match(r"\s*[\[{]", x)]
+    ws = [w.lower() for w in re.findall(r"[^\W\d_]+", " ".join(sents))]
     if len(ws) < 6:
         return None, len(ws)
     scores = {lang: sum(w in s for w in ws) for lang, s in _LANG_SETS.items()}
@@ -277,8 +280,9 @@ _CLI = (r"kubectl|git|terraform|docker|docker-compose|helm|ssh|scp|rsync|curl|wg
         r"psql|mysql|redis-cli|ansible|ansible-playbook|nginx|haproxy|crontab|df|du|top|htop|ping|dig|nslookup|"
         r"openssl|ufw|iptables|mvn|gradle|pytest|ruff|eslint|tsc|poetry|uv|conda")
 _CMD_INLINE = re.compile(rf"`(?:sudo\s+)?(?:{_CLI})\s[^`\n]+`")
-_CMD_BARE = re.compile(rf"(?:^|\b(?:run|type|execute|use|enter|try|with)[:\s]+)(?:sudo\s+)?(?:{_CLI})\s+-{{0,2}}[\w./:@=\-]+"
-                       rf"(?:\s+[|&>\-\w./:@=\"']+){{1,}}", re.M)
+_CMD_AFTER_VERB = re.compile(rf"\b(?:run|type|execute|enter|try|use)[:\s]+`?(?:sudo\s+)?(?:{_CLI})\s+[-\w./:@=\"']+", re.I)
+_CMD_LINE = re.compile(rf"^\s*(?:\$\s*)?(?:sudo\s+)?(?:{_CLI})\s+[^\n]*?(?:\s-{{1,2}}\w|\s\|\s|\s>\s|/)[^\n]*$",
+                       re.M)
 
 
 @dataclass(frozen=True)
@@ -287,7 +291,7 @@ class FencedCommands(Check):
 
     def evaluate(self, view: View) -> Finding:
         outside = tx.prose(view.reply)
-        m = _CMD_INLINE.search(outside) or _CMD_BARE.search(outside)
+        m = _CMD_INLINE.search(outside) or _CMD_AFTER_VERB.search(outside) or _CMD_LINE.search(outside)
         if m:
             return Finding("violated", f"the command \u201c{m.group(0).strip(' `')[:60]}\u201d is not in a code block",
                            "put commands in a fenced code block", "code blocks")
@@ -442,6 +446,72 @@ def _sentence_at(text: str, pos: int) -> str:
     return text[start: min(end_c) if end_c else len(text)].strip()
 
 
+@dataclass(frozen=True)
+class Sections(Check):
+    """The reply has the named sections, each as a heading (markdown, bold or a ``Name:`` line)."""
+
+    names: tuple[str, ...]
+
+    def evaluate(self, view: View) -> Finding:
+        missing = []
+        for n in self.names:
+            rx = (rf"^\s*(?:#+\s*|\*\*|__)?\s*{re.escape(n)}\s*(?:\*\*|__)?\s*:?\s*(?:\*\*)?\s*$|"
+                  rf"^\s*(?:\*\*|__)?{re.escape(n)}(?:\*\*|__)?\s*:")
+            if not re.search(rx, view.reply, re.I | re.M):
+                missing.append(n)
+        if not missing:
+            return Finding("satisfied", "all the named sections are there", topic="sections")
+        return Finding("violated", f"no {missing[0]} section", f"use the sections {', '.join(self.names)}",
+                       "sections")
+
+    def describe(self) -> str:
+        return f"sections {', '.join(self.names)}"
+
+
+_EMPH_RX = (r"\*\*[^*\n]+\*\*", r"(?<![\w*])__[^_\n]+__(?!\w)", r"(?<![\w*])\*(?!\s)[^*\n]+(?<!\s)\*(?![\w*])",
+            r"(?<![\w_])_(?!\s)[^_\n]+(?<!\s)_(?![\w_])", r"</?(b|strong|i|em)>")
+
+
+@dataclass(frozen=True)
+class Advice(Check):
+    """The reply must not tell the user to take an action (e.g. buy or sell)."""
+
+    verbs: tuple[str, ...]
+
+    def evaluate(self, view: View) -> Finding:
+        v = "|".join(re.escape(x) for x in self.verbs)
+        rxs = (rf"\b(you should|you could|you might want to|you ought to|i'?d|i would|i recommend|i suggest|i advise|"
+               rf"consider|it'?s worth|worth|time to|go ahead and|my advice is to|recommend(ed)?|good time to)\s+"
+               rf"(\w+\s+){{0,2}}?({v})(ing)?\b", rf"(^|[.!?]\s+)({v})\b(?!\w)[^.\n]{{0,40}}(now|today|it|them|before)",
+               rf"\b(strong |a )({v})\b( rating| signal| recommendation)?")
+        for rx in rxs:
+            for m in re.finditer(rx, view.reply, re.I | re.M):
+                if not tx.negated_at(view.reply, m.start() + 1, 4):
+                    return Finding("violated", f"it tells you to {m.group(0).strip()[:50]}",
+                                   "leave the decision to me", "advice")
+        return Finding("satisfied", "no advice to act", topic="advice")
+
+    def describe(self) -> str:
+        return f"no advice to {'/'.join(self.verbs)}"
+
+
+@dataclass(frozen=True)
+class NoEmphasis(Check):
+    """No bold or italic markup in the reply."""
+
+    def evaluate(self, view: View) -> Finding:
+        text = tx.prose(view.reply)
+        for rx in _EMPH_RX:
+            m = re.search(rx, text)
+            if m:
+                return Finding("violated", f"\u201c{m.group(0)[:40]}\u201d is emphasised", "drop the bold/italics",
+                               "emphasis")
+        return Finding("satisfied", "no bold or italics", topic="emphasis")
+
+    def describe(self) -> str:
+        return "no bold/italics"
+
+
 # -- recogniser --------------------------------------------------------------------------------
 _NEG = r"(?:never|don't|do not|no|avoid|stop|without|not)"
 
@@ -533,7 +603,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         drop.add("*requireterms*")
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
-    if q:
+    if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
         if re.search(r"\b(sign(ed)?[- ]off|end|close|finish|conclude)\w*\b[^.]{0,40}\bwith\b", low) or \
                 re.search(r"\bsign[- ]?off\b", low):
             out.append(Bookend(q[-1], "end"))
@@ -555,7 +625,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(Spelling("british" if m.group(1) in ("british", "uk", "commonwealth") else "american"))
         drop.add("*domain*")
     # quoted words or phrases to avoid
-    if q and re.search(rf"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{{0,30}}\b(use|say|write|words?|phrases?|"
+    if q and re.search(r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
                        r"expressions?|terms?)\b|\b(words?|phrases?|expressions?|terms?)\b[^.]{0,40}\b(banned|"
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
         pats = tuple(r"(?<!\w)" + re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") + r"\w{0,3}(?!\w)"
@@ -563,6 +633,29 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
                           ask="drop the words I asked you to avoid"))
         drop.add("*quoted*")
+    # named sections
+    m = re.search(r"\b(?:headings?|sections?|headers?|parts?)\s*(?:called|named|titled|:)?\s+((?:[\"'\u201c]?[A-Z][\w ]{1,25}"
+                  r"[\"'\u201d]?\s*(?:,|and|&)\s*)+(?:and\s+|&\s+)?[\"'\u201c]?[A-Z][\w ]{1,25}[\"'\u201d]?)",
+                  text.replace("\u2019", "'"))
+    if m:
+        names = [n.strip(" \"'\u201c\u201d.") for n in re.split(r"\s*,\s*(?:and\s+|&\s+)?|\s+and\s+|\s*&\s*",
+                                                                m.group(1))]
+        names = [n for n in names if n]
+        if len(names) >= 2:
+            out.append(Sections(tuple(names)))
+            drop.add("*headings*")
+    # bold / italics
+    if re.search(r"\b(bold|italics?|italici[sz]\w*|emphasis|asterisks)\b", low) and \
+            re.search(rf"\b{_NEG}\b[^.]{{0,25}}\b(bold|italics?|emphasis|asterisks)", low):
+        out.append(NoEmphasis())
+        drop.update({"*forbid:bold*", "*forbid:italics*", "*forbid:italic*", "*forbid:emphasis*"})
+    # advice to act
+    m = re.search(r"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:tell|advise|recommend|suggest|urge|push)\w*\s+"
+                  r"(?:me\s+|us\s+)?(?:to\s+|that i\s+)?(?P<v>buy|sell|invest|purchase|trade|short|hold|sign|quit|"
+                  r"switch|move|cancel)(?:\s+(?:or|and|/)\s+(?P<v2>buy|sell|invest|purchase|trade|short|hold|"
+                  r"sign|quit|switch|move|cancel))?\b", low)
+    if m:
+        out.append(Advice(tuple(x for x in (m.group("v"), m.group("v2")) if x)))
     # do A before B
     if re.search(r"\bbefore\b|\bfirst\b", low):
         for cue, trig, ev, lab in _PREREQ:

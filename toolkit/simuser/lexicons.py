@@ -69,7 +69,8 @@ INTUITION = ("key idea", "principle", "intuition", "big picture", "high level", 
              "the idea is", "conceptually", "in general", "generally", "core idea", "at its heart",
              "fundamentally", "the key", "the gist", "in essence", "essentially", "the trick")
 SOURCES_RX = (r"\([A-Z][^\W\d_][\w'\-]+(?: et al\.?|(?: (?:and|&|y|et|und|e) [A-Z][\w'\-]+))?,? (?:19|20)\d\d[a-z]?"
-              r"(?:[;,][^)]*)?\)", r"\b[A-Z][\w'\-]+ (?:et al\.? )?\((?:19|20)\d\d[a-z]?\)", r"https?://", r"\[\d+\]", r"\bsources?:", r"\bcitations?\b", r"\breferences?:",
+              r"(?:[;,][^)]*)?\)", r"\b[A-Z][\w'\-]+ (?:et al\.? )?\((?:19|20)\d\d[a-z]?\)",
+              r"\b[A-Z][\w'\-]+(?: et al\.?)?, (?:19|20)\d\d\b", r"https?://", r"\[\d+\]", r"\bsources?:", r"\bcitations?\b", r"\breferences?:",
               r"\baccording to\b", r"\bsee also\b", r"\bdocs?\b.*\b(section|page)\b")
 ACK_CONTEXT = ("now that", "as we discussed", "building on", "earlier", "you mentioned",
                "following up", "as you said", "picking up", "last time", "since we")
@@ -81,7 +82,8 @@ COMMENTED_CODE_RX = (r"^\s*#\s*(def |import |from \w+ import|return\b|print\(|if
                      r"\w+(\.\w+)*\s*=\s*\S|\w+(\.\w+)*\()",
                      r"^\s*//\s*(const |let |var |function |return\b|if\s*\(|for\s*\(|\w+(\.\w+)*\()")
 BREAKPOINT_RX = (r"\bbreakpoint\(\)", r"\bpdb\.set_trace", r"^\s*import i?pdb", r"\bdebugger;")
-WILDCARD_RX = (r"^\s*from\s+\S+\s+import\s+\*",)
+WILDCARD_RX = (r"^\s*from\s+\S+\s+import\s+\*", r"^\s*import\s+(static\s+)?[\w.]+\.\*\s*;?\s*$",
+               r"^\s*import\s+\*\s+as\b", r"^\s*using\s+static\b")
 TS_ANY_RX = (r":\s*any\b", r"\bas any\b", r"<any>")
 OLD_FORMAT_RX = (r"\.format\(", r"['\"]\s*%\s*[(\w]")
 EMOJI_WORD_RX = (r":[a-z_]+:",)
@@ -112,7 +114,7 @@ ACTION_VERBS = {
                "delet", "drop", "migrat", "extend"),
     "refactor": ("refactor", "restructur", "reorganiz", "reorganis", "rewrit", "split", "extract"),
     "upgrade": ("upgrad", "bump", "downgrad", "updat", "pin", "mov"),
-    "run": ("run", "execut", "launch", "trigger", "start", "kick"),
+    "run": ("run", "execut", "launch", "trigger", "start", "kick", "restart", "appli", "reboot", "scal", "rollout"),
     "create": ("creat", "add", "generat", "introduc", "writ", "scaffold"),
     "migrate": ("migrat", "run", "appli"),
     "reset": ("reset", "rebas", "revert", "squash", "amend"),
@@ -132,6 +134,8 @@ ACTION_COMMANDS = {
     "reset": (r"\bgit reset\b", r"\bgit rebase\b", r"\bpush (-f|--force)\b"),
 }
 OBJECT_SYNONYMS = {
+    "production": ("production", "prod", "live site", "live cluster", "live database"),
+    "prod": ("production", "prod", "live site", "live cluster", "live database"),
     "dependency": ("dependency", "package", "library", "requirement", "lib", "dep"),
     "package": ("dependency", "package", "library", "requirement", "lib", "dep"),
     "library": ("dependency", "package", "library", "requirement", "lib", "dep"),
@@ -156,10 +160,12 @@ REQUIRED_ACTIONS = {
               r"\b(ran|run|running|reran|re-ran) (the |all )?(unit |full )?(tests?|test suite|suite|pytest)\b",
               r"\btest (run|suite)s?\b[^.\n]{0,20}\b(green|pass\w*|ok|clean)",
               r"\b(green|passing) (test )?(suite|tests|run|build)\b",
-              r"\bpytest\b.*\b(pass|ok|green)", r"\b(npm|yarn|pnpm|go|cargo) test\b.*\b(pass|ok|green)"),
+              r"\bpytest\b.*\b(pass|ok|green)", r"\b(npm|yarn|pnpm|go|cargo|gradlew|gradle|mvn|make|dotnet|mix|"
+              r"bundle exec rspec|rspec|jest|vitest|tox|nox) test\w*\b.*\b(pass|ok|green|success)",
+              r"\bBUILD SUCCESS(FUL)?\b"),
              ()),
     "lint": ("the linter", (r"\blint(er|ing)? (is |was |now )?(clean|pass(es|ed)?|happy)\b",
-                            r"\b(ruff|flake8|eslint|pylint|golangci-lint|clippy|linter|lint)\b[^.\n]{0,15}\b(clean|"
+                            r"\b(ruff|flake8|eslint|pylint|golangci-lint|clippy|linter|lint)\b[^\n]{0,40}?\b(clean|"
                             r"pass\w*|happy|green|no (errors|warnings|issues))",
                             r"\b(ran|run) (the )?(linter|ruff|flake8|eslint|pylint)\b",
                             r"\bno lint (errors|warnings)\b"), ()),

@@ -24,7 +24,7 @@ NUMBER_WORDS = {
 NEGATORS = (
     "no", "not", "never", "don't", "dont", "do not", "doesn't", "does not", "didn't", "did not",
     "haven't", "have not", "hasn't", "won't", "wouldn't", "avoid", "avoided", "avoiding", "without",
-    "skip", "skipped", "skipping", "dislike", "hate", "instead of", "rather than", "free of",
+    "skip", "skipped", "skipping", "dislike", "hate", "instead of", "rather than", "free of", "unlike",
     "none", "nothing", "isn't", "aren't", "wasn't", "shouldn't", "can't", "cannot", "nor",
     "removed", "deleted", "dropped", "excluded", "excluding", "steer clear", "stay away",
     "except", "non", "zero", "neither", "leave out", "left out", "omit", "omitted", "avoids", "skips",
