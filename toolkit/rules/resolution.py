@@ -32,6 +32,7 @@ from toolkit.rules.resolution_cues import (
     CONTRAST,
     NEGATION,
     RETRACT,
+    STOP,
     SegmentCues,
     concept_of,
     content_stems,
@@ -39,9 +40,11 @@ from toolkit.rules.resolution_cues import (
     segment_cues,
     split_segments,
     stance,
+    stem,
     strip_clauses,
     term_weight,
     values,
+    words,
 )
 from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
 
@@ -195,12 +198,13 @@ def _evidence(clause: str, rule: Rule, text: str | None = None) -> int:
 
 
 def _rejected_in_rule(text: str, rule: Rule) -> bool:
-    """"X instead of Y" / "Y -> X" where the rejected Y is worded in the rule: a replacement."""
-    rt = set(content_stems(rule.behavior))
+    """ "X instead of Y" / "Y -> X" where the rejected Y is worded in the rule: a replacement."""
+    # the dropped value is named literally ("requests" the library, not "request a review")
+    rt = {w for w in words(rule.behavior) if w not in STOP}
     # values the rule itself rejects ("pathlib over os.path") are not being dropped
-    rt -= {t for m in _REJECTED.finditer(rule.behavior) for t in content_stems(m.group("old"))}
+    rt -= {w for m in _REJECTED.finditer(rule.behavior) for w in words(m.group("old"))}
     for m in _REJECTED.finditer(text):
-        got = [t for t in content_stems(m.group("old")) if term_weight(t) >= 1.0]
+        got = [w for w in words(m.group("old")) if w not in STOP and term_weight(stem(w)) >= 1.0]
         if got and all(t in rt for t in got[:2]):
             return True
     return False
@@ -208,10 +212,22 @@ def _rejected_in_rule(text: str, rule: Rule) -> bool:
 
 _REJECTED = re.compile(
     r"\b(?:instead of|rather than|in place of|not|no more|stop using|stop|"
-    r"switch(?:ed|ing)? (?:away )?from|moved? (?:away )?from|over)\s+(?:the |a |an |using |"
+    r"switch(?:ed|ing)? (?:away )?from|moved? (?:away )?from|over|replace|remove|avoid|"
+    r"eliminate|get rid of|never use|never)\s+(?:the |a |an |using |all |"
     r"with |any )?(?P<old>[\w.+#-]+(?: [\w.+#-]+)?)",
     re.I,
 )
+
+
+def _negation_hits(text: str, rule: Rule, cues: SegmentCues) -> bool:
+    """Whether what the negation governs ("never hardcode API keys") is what the other side
+    is about; a "never X; do Y" clause about another X does not flip the rule."""
+    m = NEGATION.search(text)
+    if m is None:
+        return True
+    span = re.split(r"[;,.:!?]", text[m.end() :], maxsplit=1)[0]
+    other = cues.behavior if text is rule.behavior else rule_text(rule)
+    return bool(set(index_terms(span)) & set(index_terms(other)))
 
 
 def _negated(text: str) -> bool:
@@ -232,14 +248,29 @@ def _new_applicability(cues: SegmentCues, rule: Rule) -> bool:
     if any(not _covered(e, have) for e in cues.exceptions):
         return True
     own = _TRIGGER.search(rule.behavior)
-    if cues.restatement and own and all(
-        c.split()[0].lower() == own.group(1).lower() for c in cues.conditions if c.split()
+    if (
+        cues.restatement
+        and own
+        and all(c.split()[0].lower() == own.group(1).lower() for c in cues.conditions if c.split())
     ):
         return False  # "check it builds before you hand it over, like we agreed": its own trigger
     # a condition the rule's own wording already carries ("when updating branches") is not new
+    rt = set(content_stems(rule_text(rule)))
     return any(
-        not _covered(c, have) and _contained(c, rule_text(rule)) < 0.6 for c in cues.conditions
+        not _covered(c, have)
+        and (_contained(c, rule_text(rule)) < 0.6 or any(not _stem_in(t, rt) for t in _strong(c)))
+        for c in cues.conditions
     )
+
+
+def _strong(text: str) -> list[str]:
+    """Content stems of ``text`` that carry meaning on their own (not weak lexicon words)."""
+    return [t for t in content_stems(text) if term_weight(t) >= 1.0]
+
+
+def _stem_in(term: str, stems: set[str]) -> bool:
+    """``term`` is among ``stems``, allowing for stemmer slips ("updat" ~ "update")."""
+    return term in stems or any(len(t) >= 5 and len(term) >= 5 and t[:5] == term[:5] for t in stems)
 
 
 def _contained(clause: str, text: str) -> float:
@@ -316,7 +347,9 @@ def _is_referential(cues: SegmentCues) -> bool:
     )
 
 
-_ONLY = re.compile(r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I)
+_ONLY = re.compile(
+    r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I
+)
 
 
 def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:
@@ -369,6 +402,10 @@ def _decide(
             cues.restatement
             or _conflicts(cues.text, best[1].behavior)
             or _agrees(cues.text, best[1].behavior)
+            or (
+                (cues.replacement or cues.exceptions or cues.project)
+                and _evidence(cues.behavior, best[1]) >= 2
+            )
         )
     ):
         # "Again - annotate the types" / "asyncio rather than blocking calls": the clause names
@@ -433,6 +470,7 @@ def _decide(
     flipped = (
         not _agrees(cues.text, rule.behavior)
         and _negated(cues.behavior) != _negated(rule.behavior)
+        and _negation_hits(cues.behavior if _negated(cues.behavior) else rule.behavior, rule, cues)
         and best[0] >= MATCH
         and not cues.restatement
         and not cues.exceptions
@@ -655,6 +693,15 @@ def resolve_offline(
             # "X at the end? Scrap that rule.": the retraction points at the rule just named
             out = [Proposal("retract", prev[-1].target, cues.text)]
         props.extend(out)
+    reuse_from = [p for p in props if p.op == "reuse"]
+    if len(reuse_from) > 1:
+        # "Where are the units? Every measurement needs its unit.": the bare complaint question
+        # is about the rule the fuller clause names, not a second one
+        def _bare_question(p: Proposal) -> bool:
+            return p.quote.rstrip().endswith("?") and len(content_stems(p.quote)) <= 2
+
+        if any(not _bare_question(p) for p in reuse_from):
+            props = [p for p in props if not (p.op == "reuse" and _bare_question(p))]
     if any(p.target is not None for p in props):
         # a short clause next to one that names a rule elaborates it ("SELECT, not select.")
         props = [

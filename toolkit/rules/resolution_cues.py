@@ -147,11 +147,23 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("synchronous", "synchronously", "sequential", "blocking_io"),
         ("async", "asyncio", "asynchronous", "await", "non-blocking", "coroutine", "coroutines"),
     ),
-    "httpclient": (("requests", "urllib", "urllib3"), ("httpx", "aiohttp")),
+    "httpclient": (("urllib", "urllib3"), ("httpx", "aiohttp")),
     "humanlang": (
         ("english",),
-        ("german", "french", "spanish", "italian", "dutch", "portuguese", "japanese", "chinese",
-         "polish", "swedish", "korean", "russian"),
+        (
+            "german",
+            "french",
+            "spanish",
+            "italian",
+            "dutch",
+            "portuguese",
+            "japanese",
+            "chinese",
+            "polish",
+            "swedish",
+            "korean",
+            "russian",
+        ),
     ),
     "datastyle": (("dict", "dicts", "dictionary", "dictionaries"), ("dataclass", "dataclasses")),
     "strquote": (("apostrophe", "apostrophes"), ("quotation-mark", "quotation-marks")),
@@ -246,8 +258,15 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     "clarity": (
-        ("descriptive", "meaningful", "self-explanatory", "expressive", "readable",
-         "intention-revealing", "understandable"),
+        (
+            "descriptive",
+            "meaningful",
+            "self-explanatory",
+            "expressive",
+            "readable",
+            "intention-revealing",
+            "understandable",
+        ),
         (),
     ),
     "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
@@ -257,12 +276,35 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "imports": (("import", "imports", "wildcard", "relative", "absolute"), ()),
     "functions": (
-        ("function", "functions", "method", "methods", "helper", "helpers", "signature",
-         "signatures", "parameter", "parameters", "argument", "arguments"),
+        (
+            "function",
+            "functions",
+            "method",
+            "methods",
+            "helper",
+            "helpers",
+            "signature",
+            "signatures",
+            "parameter",
+            "parameters",
+            "argument",
+            "arguments",
+        ),
         (),
     ),
-    "replies": (("answer", "answers", "reply", "replies", "response", "responses",
-                 "explanation", "explanations"), ()),
+    "replies": (
+        (
+            "answer",
+            "answers",
+            "reply",
+            "replies",
+            "response",
+            "responses",
+            "explanation",
+            "explanations",
+        ),
+        (),
+    ),
     "sql": (("sql", "query", "queries", "orm", "database", "migration", "migrations"), ()),
     "security": (
         (
@@ -433,6 +475,8 @@ TEMPORARY = _P(
     r"question|request|ticket|script|function|bug|diff|patch|reply|response)|"
     r"(in|on|inside) this (\w+ ){0,2}(script|snippet|notebook|spike|experiment|prototype|"
     r"demo|task|change|pr|commit|function|diff|patch|answer|reply|response|message|one)|"
+    r"just (while|until)|(while|until) (we|i|you)\b[^.;!?]*\b(this|that) (bug|issue|problem|"
+    r"ticket|incident|outage|error|crash)|"
     r"today only|just today|in this (answer|reply|response|one)|here only|"
     r"temporarily|for the time being|until (i|we) say|just for today|this particular|"
     r"today|tonight|(fix|change|sort) (it|that|this) later|"
@@ -469,6 +513,8 @@ RETRACT = _P(
 )
 REPLACE = _P(
     r"\b(instead of|instead|rather than|in place of|switch(ed|ing)? (to|over|from)|"
+    r"(switch|change|move|convert|turn)(ed|ing)? (the |my |our |all |your )?([\w-]+ ){1,3}"
+    r"(over )?to|"
     r"change(d)? (it )?to|changed my mind|replace|swap|move(d)? (over )?to|"
     r"migrate|prefer \w+( \w+)? over|not \w+( \w+)? but|no more \w+[,;:.]?\s|"
     r"now (use|prefer|want|go with)|use \w+ now|from now on use|these days|"
@@ -512,7 +558,7 @@ EXCEPTION = _P(
     r"\b(except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
     r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
     r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
-    r"(is|are) exempt|skip (it|this|that) (for|when|in|on)|(fine|ok|okay) to skip|"
+    r"(is|are) exempt|skip (it|this|that|them|these|those) (for|when|in|on|with|during)|(fine|ok|okay) to skip|"
     r"(can|may|could|might) be (skipped|omitted|ignored|left out|dropped|relaxed) "
     r"(for|in|on|when|with|during|inside)|"
     r"(is|are|'s|'re) (fine|ok|okay|allowed|acceptable|alright|permitted) "
@@ -520,6 +566,8 @@ EXCEPTION = _P(
     r"(skip|exclude|leave out|ignore|stay out of|not touch) (the |any |all |my )?"
     r"[\w./-]+ (folder|directory|dir|files?|modules?|packages?|scripts?|tests?)|"
     r"doesn't apply to|does not apply to|no need (for|in|on|when)|"
+    r"but (the |any |all |some )?[\w-]+( [\w-]+){0,4} (can|may) (go over|exceed|break|skip|"
+    r"ignore|be longer|be exempt|stay|keep|use|have)|"
     r"(isn't|aren't|is not|are not|not) (needed|required|necessary|wanted|mandatory) "
     r"(for|in|on|when|with|inside|during)|"
     r"(don't|do not|needn't|need not) (have|need) to \w+[^.;!?]*? (for|when|in|on|with|"
@@ -651,7 +699,12 @@ def segment_cues(text: str) -> SegmentCues:
     """Parse one clause: the shared admission grammar (``parse_cues``) plus resolution cues."""
     shared = parse_cues(text)
     low = text.lower()
-    conds = _add_clause(_clauses(CONDITION, text), shared.condition)
+    conds = _clauses(CONDITION, text)
+    for part in re.split(r",\s*(?:but\s+)?", text)[1:]:
+        # "Ask before X, but only on Y": a second condition after a comma is its own clause
+        for extra in _clauses(CONDITION, part):
+            conds = _add_clause(conds, extra)
+    conds = _add_clause(conds, shared.condition)
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
     # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
@@ -696,7 +749,8 @@ def segment_cues(text: str) -> SegmentCues:
 
 _SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
 _NEXT_DIRECTIVE = (
-    r"(?=(?:also |then |please )?(?:stop|don't|do not|never|always|use|drop|switch|add|write|"
+    r"(?=(?:also |then |please |(?:from now on|going forward|in future|moving forward),? )?"
+    r"(?:stop|don't|do not|never|always|use|drop|switch|add|write|"
     r"keep|avoid|make|put|include|run|skip|forget|prefer|ignore|scrap|start|go)\b)"
 )
 _BUNDLE = re.compile(

@@ -68,9 +68,11 @@ class View:
     @cached_property
     def changes_code(self) -> bool:
         """The task asks for, or the reply reports, a change to code."""
-        asks = re.search(r"\b(fix|add|implement|refactor|rename|update|make|change|remove|write|create|migrate|"
-                         r"bump|speed up|stop|delete|move|replace|convert|port|wire|hook|support|handle|clean)\b",
-                         self.task.lower())
+        asks = any(not re.search(r"\b(a|an|the|status|this|that|my|our|your|quick|small|any|no)\s+$",
+                                 self.task.lower()[: m.start()])
+                   for m in re.finditer(r"\b(fix|add|implement|refactor|rename|update|make|change|remove|write|create|"
+                                        r"migrate|bump|speed up|stop|delete|move|replace|convert|port|wire|hook|"
+                                        r"support|handle|clean)\b", self.task.lower()))
         did = re.search(r"\b(fixed|added|updated|changed|renamed|implemented|refactored|wrote|created|"
                         r"replaced|removed|moved|switched|wrapped|converted|migrated|patched)\b", self.reply.lower())
         if not self.code_files and re.search(
@@ -280,9 +282,6 @@ class RequireTerms(Check):
             return Finding("not_applicable", f"nothing here is about {self.label}", topic=self.label)
         if len(tx.words(view.prose)) < (6 if self.about is not None else 12):
             return Finding("not_applicable", "a one-line answer, nothing to add there", topic=self.label)
-        if self.about is None and view.task.strip().endswith("?") and len(view.sentences) < 3 and \
-                len(tx.words(view.prose)) < 40:
-            return Finding("not_applicable", "a short answer, nothing to add there", topic=self.label)
         text = view.region(self.where)
         got = sum(1 for g in self.groups if g.find(text))
         if got >= self.need:
@@ -627,6 +626,7 @@ class ActionRule(Check):
     solo_verbs: frozenset[str] = frozenset()
     todo: str = ""
     claim_rx: str = ""
+    code_langs: tuple[str, ...] = ()
 
     def _done(self, view: View) -> tuple[str | None, bool]:
         """A sentence reporting the action as done (or announced), and whether any was asked."""
@@ -666,6 +666,10 @@ class ActionRule(Check):
         if self.mode == "require":
             if not view.changes_code:
                 return Finding("not_applicable", "no code change in this delivery", topic=self.label)
+            langs = code_languages(view)
+            if self.code_langs and langs and not set(self.code_langs) & langs:
+                return Finding("not_applicable", f"no {'/'.join(self.code_langs)} code in this delivery",
+                               topic=self.label)
             if self.claim_rx and not re.search(self.claim_rx, view.prose, flags=re.I):
                 return Finding("not_applicable", "the reply makes no claim that it works", topic=self.label)
             if any(re.search(r, view.reply, flags=re.I) and not tx.negated_at(
@@ -677,6 +681,13 @@ class ActionRule(Check):
             if done:
                 return Finding("satisfied", f"\u201c{tx.snippet(done, 0, len(done), 0)[:90]}\u201d",
                                topic=self.label)
+            if self.objects:
+                for sent in view.sentences:
+                    spans = self.objects.find(sent, affirmative=False)
+                    if spans and re.search(r"\b(pass(es|ed)?|clean|green|succeed(s|ed)?|no (errors|issues|warnings|"
+                                           r"complaints|findings)|all good|happy|ok)\b", sent[spans[0][0]:], re.I) and \
+                            not tx.negated_at(sent, spans[0][0], 4):
+                        return Finding("satisfied", f"the reply reports {self.label}", topic=self.label)
             return Finding("violated", f"nothing says you took care of {self.label}",
                            self.todo or f"take care of {self.label} before handing it back", self.label)
         if done is None:
@@ -689,6 +700,25 @@ class ActionRule(Check):
 
     def describe(self) -> str:
         return f"{self.mode}: {self.label}"
+
+
+_EXT_LANG = {".py": "python", ".pyi": "python", ".ipynb": "python", ".js": "javascript", ".jsx": "javascript",
+             ".ts": "javascript", ".tsx": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".rs": "rust",
+             ".go": "go", ".rb": "ruby", ".sh": "shell", ".php": "php", ".sql": "sql", ".java": "java",
+             ".kt": "kotlin", ".swift": "swift", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cs": "csharp"}
+_TAG_LANG = {"python": "python", "py": "python", "javascript": "javascript", "js": "javascript",
+             "typescript": "javascript", "ts": "javascript", "tsx": "javascript", "jsx": "javascript", "sql": "sql",
+             "rust": "rust", "go": "go", "ruby": "ruby", "bash": "shell", "sh": "shell", "shell": "shell",
+             "java": "java", "kotlin": "kotlin", "swift": "swift"}
+
+
+def code_languages(view: View) -> set[str]:
+    """Programming languages of the code in the delivery (file extensions and code-fence tags)."""
+    out = {lang for p in (view.artifacts or {}) for ext, lang in _EXT_LANG.items() if p.lower().endswith(ext)}
+    for tag in re.findall(r"^\s*```\s*([\w+-]+)", view.reply, re.M):
+        if tag.lower() in _TAG_LANG:
+            out.add(_TAG_LANG[tag.lower()])
+    return out
 
 
 # -- code style -------------------------------------------------------------------------------

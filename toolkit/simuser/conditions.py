@@ -36,6 +36,8 @@ LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "notebook": ((".ipynb",), ("notebook", "jupyter")),
 }
 SYNONYMS = {
+    "meal": ("meal", "dinner", "lunch", "breakfast", "recipe", "menu", "supper", "dish"),
+    "meals": ("meal", "dinner", "lunch", "breakfast", "recipe", "menu", "supper", "dish"),
     "bug": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue", "wrong"),
     "fix": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue"),
     "refactor": ("refactor", "restructure", "clean", "reorganize", "tidy", "simplify", "rename"),

@@ -541,6 +541,7 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
             re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
                       r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
                       r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
+                      r"exploratory|notebooks?|dumps?|csv dumps?|experiments?|sandbox|playground|"
                       r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
                       low):
         extra = []
@@ -683,6 +684,11 @@ _CANON = {"book": "booking or paying for {obj}", "install": "adding dependencies
 _CANON_BARE = {"book": "booking or paying for anything", "push": "pushing", "run": "running that", "create": "creating new files"}
 
 
+_TOOL_LANG = {**{t: "python" for t in ("ruff", "flake8", "pylint", "mypy", "pyright", "pytype", "pytest", "black",
+                                        "isort", "tox", "nox", "unittest")},
+              **{t: "javascript" for t in ("eslint", "tsc", "jest", "vitest", "mocha", "prettier", "stylelint")},
+              "clippy": "rust", "rustfmt": "rust", "gofmt": "go", "golangci-lint": "go", "rubocop": "ruby",
+              "rspec": "ruby", "shellcheck": "shell", "phpunit": "php"}
 _TOOL_KIND = {t: k for k, ts in {
     "lint": ("eslint", "ruff", "flake8", "pylint", "clippy", "golangci-lint", "rubocop", "stylelint", "shellcheck"),
     "typecheck": ("tsc", "mypy", "pyright", "pytype"),
@@ -703,6 +709,7 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                           ("*test_*", "*_test.*", "tests/*", "*.test.*", "*.spec.*"),
                           todo="add unit tests for the new code")
     ws = tx.words(_np(phrase))
+    langs = tuple(sorted({_TOOL_LANG[w.lower()] for w in ws if w.lower() in _TOOL_LANG}))
     if mode == "require":
         ws = [_TOOL_KIND.get(w.lower(), w) for w in ws]
     g, rest = _action_group(ws)
@@ -730,7 +737,7 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                         "format": "run the formatter first", "typ": "run the type checker first",
                         "changelog": "add a changelog entry", "doc": "update the docs too"}[key]
                 return ActionRule("require", lab, verbs | frozenset({"run", "execut"}), objs, (), results, globs,
-                                  todo=todo)
+                                  todo=todo, code_langs=langs)
         return ActionRule("require", label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()), (), (),
                           todo=f"make sure you finish with {label}")
     solo = frozenset({"install"}) if g == "install" else frozenset()
@@ -739,6 +746,8 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
 
 
 _ASK_PATTERNS = (
+    r"\b(?:never|don't|do not)\s+(?P<act>[^.;\-\u2013\u2014]+?)\s*(?:yourself|on your own)?\s*(?:[-\u2013\u2014,;:(]|\bbut\b)+"
+    r"\s*(?:always\s+|please\s+)?(?:ask|check with|confirm with|run it by)\b",
     r"\b(?:ask|check with me|check in|confirm|get (?:my |an? )?(?:ok|okay|approval|permission|sign-?off|"
     r"go-ahead|green light)|run it by me|consult me|talk to me|let me (?:know|decide|approve))\s*(?:with me|me|us)?"
     r"\s*(?:for (?:(?:a |an |my |the )?(?:confirmation|approval|permission|go-ahead|ok|okay|sign-?off)))?"
@@ -759,11 +768,12 @@ _REQUIRE_ACT = (
     r"(?:tests?|test suite|suite|linters?|type ?check\w*|pytest|eslint|ruff|tsc|mypy|flake8|pylint)\b[^.;,]*)",
     r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
     r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
-    r"\b(?P<act>(?:run|execute|rerun|re-run)\b[^.;,]*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
+    r"\b(?P<act>(?:run|execute|rerun|re-run)\b(?:[^.;,]|\.{3}|\.(?=\S))*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
     r"call|submit|open|push|commit|wrap|tell|claim|mark)",
     r"\bbefore (?:you )?(?:finish|hand|say|declar|report|call|submit|open|push|commit|wrap|tell|claim|mark)"
     r"[^,.]*,\s*(?P<act>(?:run|execute|rerun|re-run)\b[^.;]+)",
-    r"\b(?:every|each|any) (?:code )?change (?:needs|must have|should (?:come with|have)|gets)\s+(?P<act>[^.;]+)",
+    r"\b(?:every|each|any) (?:[\w-]+ ){0,2}?changes? (?:needs|must have|should (?:come with|have|get)|gets|requires)\s+"
+    r"(?P<act>(?:[^.;]|\.(?=\w))+)",
     r"\b(?:new|every|each|any|all)\s+(?:public\s+)?(?:functions?|features?|endpoints?|modules?|classes?|code|changes?|"
     r"methods?)\s+(?:should|must|needs? to|has to|have to|ought to)\s+(?:come with|have|include|ship with|be covered "
     r"by|get)\s+(?P<act>[^.;]+)",
@@ -778,6 +788,23 @@ _CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|a
                  r"runs clean)",
                  r"\b(?:the\s+)?(?P<act>linter|lint|tests?|test suite|type ?check\w*|build|ci)\s+(?:must|should|has to|"
                  r"have to|needs? to)\s+(?:pass|be green|be clean|succeed)")
+
+
+def _extra_tools(act: str, first: ActionRule | None) -> list[Check]:
+    """"run go test and go vet": one more require rule per further tool the phrase names."""
+    parts = [p.strip(" `") for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+plus\s+", act) if p.strip()]
+    out: list[Check] = []
+    for part in parts[1:]:
+        part = re.sub(r"^(?:run|execute|then|also)\s+", "", part, flags=re.I)
+        part = re.sub(r"\s+(?:\./\.\.\.|\.)$|\s+(?:on|for|over|against)\b.*$", "", part).strip(" `")
+        ws = tx.words(part)
+        if not ws or len(ws) > 3 or any(w.lower() in _STOP for w in ws):
+            continue
+        if first is not None and first.objects and first.objects.find(part, affirmative=False):
+            continue
+        out.append(ActionRule("require", f"running {part}", frozenset(lx.ACTION_VERBS["run"]), matcher([part]),
+                              (re.escape(part) + r"\b",), (), (), todo=f"run {part} before you report back"))
+    return out
 
 
 def _rule_actions(body: str, out: list[Check]) -> None:
@@ -809,6 +836,7 @@ def _rule_actions(body: str, out: list[Check]) -> None:
             if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
                 act = "run the tests"
             rule = _action("require", act)
+            out.extend(_extra_tools(act, rule))
             if rule is not None and rx is _REQUIRE_ACT[-1] and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
                 rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
                                               r"finished|complete)\b")
@@ -901,7 +929,7 @@ _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remem
                r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
                r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
 _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
-                 "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm"],
+                 "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm", "min", "mins", "hr", "hrs"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
                  "duration": ["hour", "minute", "hrs", "mins"], "link": ["http", "www"],
                  "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"]}
@@ -972,7 +1000,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                 out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
     if out:
         return
-    m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money)\b[^.;]{0,20}\bin\s+(euros?|eur|\u20ac|dollars?|"
+    m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money|sums?|totals?|revenue|spend)\b[^.;]{0,20}\bin\s+"
+                  r"(?:us\s+|u\.s\.\s+|american\s+)?(euros?|eur|\u20ac|dollars?|"
                   r"usd|\$|pounds?|gbp|\u00a3|yen|jpy)\b", low)
     if m:
         cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
@@ -1123,12 +1152,20 @@ def _quoted_examples(text: str) -> list[str]:
 def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     """Checks, inline conditions and inline exceptions recognised in a preference text."""
     body, conds, excs = split_conditions(text)
+    body = re.sub(r"\b(?:a couple of|a couple|a pair of)\s+(?=(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|"
+                  r"bullets?|bullet points?|items?)\b)", "two ", body, flags=re.I)
+    body = re.sub(r"\ba few\s+(?=(?:short\s+)?(?:sentences?|lines?|paragraphs?|bullets?|bullet points?)\b)", "three ",
+                  body, flags=re.I)
+    body = re.sub(r"(\bkeep\b[^.;]{0,60}?)\bto\s+(?=(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+                  r"(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|bullets?|bullet points?)\b)", r"\1at most ",
+                  body, flags=re.I)
     kind_checks, drop = kinds.recognise(text)
     kind_checks += _rule_forbid_verbs(body)
     out: list[Check] = []
     for rule in _RULES:
         rule(body, out)
     out = [c for c in out if not _superseded(c, drop, text)]
+    kind_checks = [k for k in kind_checks if not _redundant(k, out)]
     out = kind_checks + out
     if not out:
         _rule_domain(body, out)
@@ -1141,7 +1178,8 @@ def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
                if isinstance(c, Forbid) and not c.task_override and c.label in _EXAMPLE_LABELS else c for c in out]
     uniq: list[Check] = []
     for c in out:
-        if c not in uniq:
+        if c not in uniq and not (isinstance(c, ActionRule) and any(
+                isinstance(u, ActionRule) and (u.mode, u.label) == (c.mode, c.label) for u in uniq)):
             uniq.append(c)
     return tuple(uniq), conds, excs
 
@@ -1151,6 +1189,14 @@ CHECK_TYPES = ("max_words", "max_sentences", "max_lines", "max_chars", "min_word
                "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
                "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
                "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length")
+
+
+def _redundant(k: Check, out: list[Check]) -> bool:
+    """A code-identifier ban another check already covers (e.g. console.log by the debug-print ban)."""
+    if not (isinstance(k, Forbid) and k.where == "code" and re.match(r"[\w.]+$", k.label)):
+        return False
+    probe = f"{k.label}(1)"
+    return any(isinstance(c, Forbid) and c.match.find(probe, affirmative=False) for c in out)
 
 
 def _superseded(c: Check, drop: set[str], text: str) -> bool:
@@ -1164,6 +1210,11 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
     if "*actions*" in drop and isinstance(c, ActionRule):
         return True
     if isinstance(c, Forbid) and f"*forbid:{c.label.lower()}*" in drop:
+        return True
+    if isinstance(c, Forbid) and any(d.startswith("*forbid-containing:") and d[19:-1] in c.label.lower()
+                                     for d in drop):
+        return True
+    if "*code_line_length*" in drop and isinstance(c, CodeStyle) and c.rule == "max_line_length":
         return True
     if "*quoted*" in drop and isinstance(c, Forbid):
         quoted = {tx.stem(w) for q in kinds._quoted(text) for w in tx.words(q)}
@@ -1249,12 +1300,16 @@ def compile_check(spec: CheckSpec) -> Check:
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
               r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
               r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"
+              r"taglines?|slogans?|blurbs?|product descriptions?|descriptions?|bios?|announcements?|press releases?|"
+              r"ads?|adverts?|invitations?|essays?|stories|poems?|speeches|letters?|memos?|briefs?|"
+              r"pr descriptions?|pull request descriptions?|readmes?|(?:[\w-]+\s+)plans?|training plans?|workouts?|"
+              r"meal plans?|menus?|(?:[\w-]+\s+)lists?|checklists?|polic(?:y|ies)|guidelines?|handbooks?|procedures?|"
               r"day[- ]by[- ]day (?:plans?|itinerar(?:y|ies))|travel plans?|incident (?:summar(?:y|ies)|reports?|"
               r"write-?ups?)|post-?mortems?|blog posts?|newsletters?|tweets?|slides?|cv|résumés?|resumes?")
 _SUBJECT_RX = re.compile(
     rf"^\s*(?:all |any |every |each |the |my |your |our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\s+(?:should|must|"
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
-    rf"mustn't|may not|are|is)\b", re.I)
+    rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me)\s+(?:all |any |the |my |your |"
                               rf"our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\b", re.I)
 
@@ -1264,9 +1319,9 @@ def subject_scope(text: str) -> str | None:
 
     Such a preference applies only when the delivery is that kind of document."""
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
-    m = re.match(r"\s*(?:my |your |the |all )?(?:answers?|repl(?:y|ies)|responses?)\s+(?:to|for|on|about)\s+"
-                 r"(?P<s>[^.,;]{3,40}?)\s+(?:should|must|need|needs|have to|has to|are to|can't|cannot|shouldn't)\b",
-                 first, re.I)
+    m = re.match(r"\s*(?:keep\s+|make\s+|limit\s+)?(?:my |your |the |all )?(?:answers?|repl(?:y|ies)|responses?)\s+"
+                 r"(?:to|for|on|about)\s+(?P<s>[^.,;]{3,40}?)\s+(?:should|must|need|needs|have to|has to|are to|"
+                 r"can't|cannot|shouldn't|to|under|below|within|short|brief|at)\b", first, re.I)
     if m:
         return m.group("s").strip()
     if re.search(r"\b(summar\w+|describe|list|report|recap)\b[^.]{0,20}\b(your|the) changes\b|\bwhat you (did|changed)\b",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolkit.simuser import text as tx
-from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, View
+from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, PriceCap, View, matcher
 
 # -- language -----------------------------------------------------------------------------------
 _LANG_WORDS = {
@@ -81,8 +81,8 @@ _MONTHS = ("january|february|march|april|may|june|july|august|september|october|
 _DATE_STYLES = {
     "iso": r"\b\d{4}-\d{2}-\d{2}\b",
     "numeric": r"\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b",
-    "month_name": (rf"\b\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:de\s+)?(?:{_MONTHS})\.?,?\s+(?:de\s+)?\d{{4}}\b|"
-                   rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"),
+    "dmy": rf"\b\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:de\s+)?(?:{_MONTHS})\.?,?\s+(?:de\s+)?\d{{4}}\b",
+    "mdy": rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}}\b|\b(?!:))",
 }
 
 
@@ -96,12 +96,14 @@ class DateFormat(Check):
     def evaluate(self, view: View) -> Finding:
         text = tx.prose(view.reply) if self.style != "iso" else view.reply
         found: dict[str, list[re.Match]] = {k: list(re.finditer(rx, text, re.I)) for k, rx in _DATE_STYLES.items()}
-        other = [m for k, ms in found.items() if k != self.style for m in ms]
+        ok_styles = ("dmy", "mdy") if self.style == "month_name" else (self.style,)
+        other = [m for k, ms in found.items() if k not in ok_styles for m in ms
+                 if not any(m.start() < o.end() and o.start() < m.end() for st in ok_styles for o in found[st])]
         if other:
             m = other[0]
             return Finding("violated", f"the date \u201c{m.group(0)}\u201d is not written as {self.label}",
                            f"write dates as {self.label}", "date format")
-        if found[self.style]:
+        if any(found[st] for st in ok_styles):
             return Finding("satisfied", f"dates are written as {self.label}", topic="date format")
         return Finding("not_applicable", "no dates in the reply", topic="date format")
 
@@ -119,10 +121,12 @@ class Decimals(Check):
     """Numbers in the reply's prose carry at most ``n`` decimal places."""
 
     n: int
+    percent_only: bool = False
 
     def evaluate(self, view: View) -> Finding:
         text = tx.prose(view.reply)
-        nums = list(_NUMBER_RX.finditer(text))
+        nums = [m for m in _NUMBER_RX.finditer(text)
+                if not self.percent_only or re.match(r"\s?(%|percent|per cent|pp\b|percentage)", text[m.end():])]
         if not nums:
             return Finding("not_applicable", "no decimal numbers in the reply", topic="rounding")
         for m in nums:
@@ -148,7 +152,13 @@ class Uncertainty(Check):
 
     def evaluate(self, view: View) -> Finding:
         text = tx.prose(view.reply)
-        if not re.search(r"\d+\.\d+|\d\s?%", text):
+        est = [sent for sent in re.split(r"(?<=[.!?])\s+|\n", text)
+               if re.search(r"\d\s?%|(?<![vV.])(?<!version )(?<!release )\b\d+\.\d+(?!\.\d)", sent) and
+               re.search(r"%|\b(average|mean|median|rate|estimate[sd]?|effect|difference|share|growth|conversion|"
+                         r"correlation|probability|proportion|ratio|odds|lift|uplift|increase[sd]?|decrease[sd]?|"
+                         r"rose|fell|dropped|gained|accuracy|score|coefficient|slope|elasticity|weight|time|"
+                         r"promedio|media|tasa)\b", sent, re.I)]
+        if not est:
             return Finding("not_applicable", "no estimate reported in the reply", topic="uncertainty")
         if any(re.search(rx, view.reply, re.I) for rx in _UNCERTAINTY_RX):
             return Finding("satisfied", "the estimate comes with its uncertainty", topic="uncertainty")
@@ -219,10 +229,6 @@ class SeedCode(Check):
         return "seeded randomness in code"
 
 
-_DOC_DEF = re.compile(r"^(?P<pre>[^\n]*\n)?(?P<def>[ \t]*export\s+(?:default\s+)?(?:async\s+)?(?:function\s*\*?\s*"
-                      r"(?P<n1>\w+)|const\s+(?P<n2>\w+)\s*=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*=>))", re.M)
-
-
 @dataclass(frozen=True)
 class DocComments(Check):
     """Exported JavaScript/TypeScript functions carry a ``/** ... */`` doc comment."""
@@ -280,7 +286,8 @@ _CLI = (r"kubectl|git|terraform|docker|docker-compose|helm|ssh|scp|rsync|curl|wg
         r"psql|mysql|redis-cli|ansible|ansible-playbook|nginx|haproxy|crontab|df|du|top|htop|ping|dig|nslookup|"
         r"openssl|ufw|iptables|mvn|gradle|pytest|ruff|eslint|tsc|poetry|uv|conda")
 _CMD_INLINE = re.compile(rf"`(?:sudo\s+)?(?:{_CLI})\s[^`\n]+`")
-_CMD_AFTER_VERB = re.compile(rf"\b(?:run|type|execute|enter|try|use)[:\s]+`?(?:sudo\s+)?(?:{_CLI})\s+[-\w./:@=\"']+", re.I)
+_CMD_AFTER_VERB = re.compile(rf"\b(?:run|type|execute|enter)[:\s]+`?(?:sudo\s+)?(?:{_CLI})\s+(?!(?:to|for|and|or|the|a|"
+                             rf"an|in|on|with|is|was|again|first|now|then|it|that|this|locally)\b)[-\w./:@=\"']+", re.I)
 _CMD_LINE = re.compile(rf"^\s*(?:\$\s*)?(?:sudo\s+)?(?:{_CLI})\s+[^\n]*?(?:\s-{{1,2}}\w|\s\|\s|\s>\s|/)[^\n]*$",
                        re.M)
 
@@ -483,7 +490,7 @@ class Advice(Check):
         rxs = (rf"\b(you should|you could|you might want to|you ought to|i'?d|i would|i recommend|i suggest|i advise|"
                rf"consider|it'?s worth|worth|time to|go ahead and|my advice is to|recommend(ed)?|good time to)\s+"
                rf"(\w+\s+){{0,2}}?({v})(ing)?\b", rf"(^|[.!?]\s+)({v})\b(?!\w)[^.\n]{{0,40}}(now|today|it|them|before)",
-               rf"\b(strong |a )({v})\b( rating| signal| recommendation)?")
+)
         for rx in rxs:
             for m in re.finditer(rx, view.reply, re.I | re.M):
                 if not tx.negated_at(view.reply, m.start() + 1, 4):
@@ -512,8 +519,398 @@ class NoEmphasis(Check):
         return "no bold/italics"
 
 
+_DIST_RX = re.compile(r"(\d+(?:[.,]\d+)?)\s*(km|kilometres?|kilometers?|mi|miles?|m|metres?|meters?)\b", re.I)
+_TO_KM = {"km": 1.0, "kilometre": 1.0, "kilometer": 1.0, "mi": 1.609, "mile": 1.609, "m": 0.001, "metre": 0.001,
+          "meter": 0.001}
+
+
+@dataclass(frozen=True)
+class DistanceCap(Check):
+    """Distances covered on foot (or by the named means) stay under a cap, in kilometres."""
+
+    cap_km: float
+    means: str = r"walk\w*|on foot|stroll\w*|hike|hiking"
+
+    def evaluate(self, view: View) -> Finding:
+        seen = False
+        for sent in view.sentences or [view.reply]:
+            if not re.search(rf"\b({self.means})\b", sent, re.I):
+                continue
+            for m in _DIST_RX.finditer(sent):
+                unit = m.group(2).lower().rstrip("s")
+                km = float(m.group(1).replace(",", ".")) * _TO_KM.get(unit, 1.0)
+                seen = True
+                if km > self.cap_km + 1e-9:
+                    return Finding("violated", f"\u201c{m.group(0)}\u201d on foot is over {self.cap_km:g} km",
+                                   f"keep walks under {self.cap_km:g} km", "walking distance")
+        if seen:
+            return Finding("satisfied", "walks stay within the limit", topic="walking distance")
+        return Finding("not_applicable", "no walking distances given", topic="walking distance")
+
+    def describe(self) -> str:
+        return f"walks at most {self.cap_km:g} km"
+
+
+@dataclass(frozen=True)
+class FenceLanguage(Check):
+    """Fenced code blocks carry a language tag."""
+
+    def evaluate(self, view: View) -> Finding:
+        fences = re.findall(r"^\s*```([^\n`]*)$", view.reply, re.M)
+        opens = fences[0::2]
+        if not opens:
+            return Finding("not_applicable", "no code blocks", topic="code blocks")
+        if any(not o.strip() for o in opens):
+            return Finding("violated", "a code block has no language tag", "tag each code block with its language",
+                           "code blocks")
+        return Finding("satisfied", "code blocks are tagged", topic="code blocks")
+
+    def describe(self) -> str:
+        return "code blocks with a language tag"
+
+
+_SQL_KW = r"select|from|where|group by|order by|join|left join|inner join|having|limit|insert into|values|update|" \
+          r"delete from|create table|as|and|or|not|count|sum|avg|distinct|on|in|between|like|is null|case|when|then|" \
+          r"else|end|desc|asc|date"
+
+
+@dataclass(frozen=True)
+class SqlCase(Check):
+    """SQL keywords in the delivered queries are upper (or lower) case."""
+
+    upper: bool = True
+
+    def evaluate(self, view: View) -> Finding:
+        blocks = [b for b in tx.code_blocks(view.reply) if re.search(r"\bselect\b[\s\S]+\bfrom\b", b, re.I)]
+        blocks += [b for p, b in sorted((view.artifacts or {}).items()) if p.endswith(".sql")]
+        if not blocks:
+            return Finding("not_applicable", "no SQL in the delivery", topic="SQL case")
+        core = r"\b(select|from|where|group by|order by|join|having|insert into|values|delete from|create table)\b"
+        for b in blocks:
+            body = re.sub(r"'[^']*'|--[^\n]*", " ", b)
+            for m in re.finditer(core, body, re.I):
+                w = m.group(0)
+                if (self.upper and w != w.upper()) or (not self.upper and w != w.lower()):
+                    return Finding("violated", f"\u201c{w}\u201d is not {'upper' if self.upper else 'lower'} case",
+                                   f"write SQL keywords in {'upper' if self.upper else 'lower'} case", "SQL case")
+        return Finding("satisfied", "SQL keywords follow the case", topic="SQL case")
+
+    def describe(self) -> str:
+        return f"SQL keywords {'upper' if self.upper else 'lower'} case"
+
+
+_SMALL_WORDS = frozenset("a an the and or but of to in on at for with by from as vs via into over per".split())
+
+
+@dataclass(frozen=True)
+class TitleCase(Check):
+    """Titles/headings use sentence case (``sentence``) or title case (``title``)."""
+
+    style: str = "sentence"
+
+    def evaluate(self, view: View) -> Finding:
+        titles = [m.group(1) for m in re.finditer(r"^\s*#{1,6}\s+(.+)$", view.reply, re.M)]
+        lines = [ln.strip().strip('"*\u201c\u201d') for ln in view.reply.strip().splitlines() if ln.strip()]
+        if not titles and len(lines) == 1 and len(lines[0].split()) <= 12 and not lines[0].endswith((".", "?", "!")) \
+                and re.search(r"\b(title|heading|headline|name)\b", view.task, re.I):
+            titles = lines
+        if not titles:
+            return Finding("not_applicable", "no titles or headings", topic="title case")
+        for t in titles:
+            ws = [w for w in re.findall(r"[A-Za-z][\w'-]*", t)][1:]
+            ws = [w for w in ws if w.lower() not in _SMALL_WORDS and not (w.isupper() and len(w) > 1)]
+            if len(ws) < 1:
+                continue
+            caps = sum(w[0].isupper() for w in ws)
+            if self.style == "sentence" and caps >= max(1, (len(ws) + 1) // 2) and len(ws) >= 1 and caps == len(ws):
+                return Finding("violated", f"\u201c{t}\u201d is in title case", "use sentence case for titles",
+                               "title case")
+            if self.style == "title" and caps < len(ws):
+                return Finding("violated", f"\u201c{t}\u201d is not in title case", "use title case for titles",
+                               "title case")
+        return Finding("satisfied", f"titles are in {self.style} case", topic="title case")
+
+    def describe(self) -> str:
+        return f"titles in {self.style} case"
+
+
+_AMENITIES = ("pool", "rooftop pool", "gym", "fitness", "spa", "sauna", "wi-fi", "wifi", "free breakfast",
+              "breakfast included", "kids' club", "kids club", "parking", "24-hour reception", "air conditioning",
+              "minibar", "room service", "concierge", "jacuzzi", "hot tub", "laundry", "balcony", "terrace")
+_LIST_LEX = {"amenit": _AMENITIES, "facilit": _AMENITIES}
+
+
+_COMMIT_MSG_RX = (r"commit(?:ted)?(?: message)?(?: as| with(?: message)?| is|:)?\s*[:\-]?\s*[\"\u201c`']([^\"\u201d`'\n]{3,200})",
+                  r"git commit[^\n]*?-m\s+[\"']([^\"'\n]+)")
+
+
+@dataclass(frozen=True)
+class CommitSubjectLength(Check):
+    """The commit subject line (first line) is at most ``n`` characters."""
+
+    n: int
+
+    def evaluate(self, view: View) -> Finding:
+        msgs = [m.group(1).strip() for rx in _COMMIT_MSG_RX for m in re.finditer(rx, view.reply, re.I)]
+        msgs += [b.strip().splitlines()[0] for p, b in sorted((view.artifacts or {}).items())
+                 if p.endswith("COMMIT_EDITMSG") and b.strip()]
+        if not msgs:
+            return Finding("not_applicable", "no commit message in this delivery", topic="commit message")
+        for msg in msgs:
+            first = msg.splitlines()[0]
+            if len(first) > self.n:
+                return Finding("violated", f"the commit subject is {len(first)} characters",
+                               f"keep the commit subject under {self.n} characters", "commit message")
+        return Finding("satisfied", "commit subject is short enough", topic="commit message")
+
+    def describe(self) -> str:
+        return f"commit subject at most {self.n} chars"
+
+
+_CONTRACTION_RX = (r"\b\w+n['\u2019]t\b", r"\b(i|you|we|they|he|she|it|that|there|what|who|let)['\u2019](m|re|s|ve|ll|d)\b")
+
+
+@dataclass(frozen=True)
+class Contractions(Check):
+    """No contractions (don't, it's, we're ...) in the reply's prose."""
+
+    def evaluate(self, view: View) -> Finding:
+        text = tx.prose(view.reply)
+        for rx in _CONTRACTION_RX:
+            m = re.search(rx, text, re.I)
+            if m:
+                return Finding("violated", f"\u201c{m.group(0)}\u201d is a contraction", "write the words out in full",
+                               "contractions")
+        if len(tx.words(text)) < 5:
+            return Finding("not_applicable", "too little prose", topic="contractions")
+        return Finding("satisfied", "no contractions", topic="contractions")
+
+    def describe(self) -> str:
+        return "no contractions"
+
+
+_UNIT_WORDS = r"%|percent|km|kg|g|mb|gb|ms|s|h|x|px|pt|cm|mm|m|°|years?|months?|weeks?|days?|hours?|minutes?|seconds?"
+
+
+@dataclass(frozen=True)
+class SpellSmallNumbers(Check):
+    """Whole numbers below ``limit`` are written as words in prose (not with units, dates or decimals)."""
+
+    limit: int = 10
+
+    def evaluate(self, view: View) -> Finding:
+        text = tx.prose(view.reply)
+        for m in re.finditer(r"(?<![\w.,/:\-\u00a3$\u20ac#])(\d+)(?![\w.,/:%\-]|\.\d)", text):
+            v = int(m.group(1))
+            after = text[m.end(): m.end() + 12].lower()
+            if v >= self.limit or re.match(rf"\s*({_UNIT_WORDS})\b", after):
+                continue
+            if re.search(r"\b(table|figure|fig\.|section|step|version|v|chapter|page|eq\.|equation)\s*$",
+                         text[max(0, m.start() - 12): m.start()], re.I):
+                continue
+            return Finding("violated", f"\u201c{m.group(0)}\u201d should be spelled out", "spell out small numbers",
+                           "numbers")
+        return Finding("satisfied", "small numbers are spelled out", topic="numbers")
+
+    def describe(self) -> str:
+        return f"numbers below {self.limit} in words"
+
+
+_CITE_RX = re.compile(r"\(([A-Z][\w'\-]+(?: et al\.?| (?:and|&) [A-Z][\w'\-]+)?)(,?)\s+((?:19|20)\d\d[a-z]?)\)")
+
+
+@dataclass(frozen=True)
+class CitationComma(Check):
+    """Parenthetical author-year citations with (``comma``) or without a comma before the year."""
+
+    comma: bool
+
+    def evaluate(self, view: View) -> Finding:
+        cites = list(_CITE_RX.finditer(view.reply))
+        if not cites:
+            return Finding("not_applicable", "no author-year citations", topic="citation style")
+        for m in cites:
+            if bool(m.group(2)) != self.comma:
+                return Finding("violated", f"\u201c{m.group(0)}\u201d has the wrong citation format",
+                               "fix the citation format", "citation style")
+        return Finding("satisfied", "citations follow the format", topic="citation style")
+
+    def describe(self) -> str:
+        return f"citations (Author{',' if self.comma else ''} Year)"
+
+
+@dataclass(frozen=True)
+class WordSwap(Check):
+    """A word to use instead of another (e.g. "we" rather than "I"), matched as whole words."""
+
+    use: str
+    avoid: str
+
+    def evaluate(self, view: View) -> Finding:
+        flags = 0 if len(self.avoid) == 1 and self.avoid.isupper() else re.I
+        text = tx.prose(view.reply)
+        m = re.search(rf"(?<![\w'\u2019]){re.escape(self.avoid)}(?![\w'\u2019])", text, flags)
+        if m and not tx.negated_at(text, m.start(), 2):
+            return Finding("violated", f"it says \u201c{self.avoid}\u201d", f"say \u201c{self.use}\u201d instead",
+                           "wording")
+        return Finding("satisfied", f"no \u201c{self.avoid}\u201d", topic="wording")
+
+    def describe(self) -> str:
+        return f"{self.use!r} not {self.avoid!r}"
+
+
+@dataclass(frozen=True)
+class Substitute(Check):
+    """Code uses X rather than Y: violated when Y appears in the code and X does not."""
+
+    use: str
+    avoid: str
+
+    def evaluate(self, view: View) -> Finding:
+        text = view.code or view.reply
+        has = lambda w: re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.I)  # noqa: E731
+        if has(self.avoid) and not has(self.use):
+            return Finding("violated", f"it uses {self.avoid}", f"use {self.use} instead of {self.avoid}", self.use)
+        if has(self.use):
+            return Finding("satisfied", f"it uses {self.use}", topic=self.use)
+        return Finding("not_applicable", f"neither {self.use} nor {self.avoid} here", topic=self.use)
+
+    def describe(self) -> str:
+        return f"{self.use} instead of {self.avoid}"
+
+
+_PLOT_CALL = re.compile(r"\b(plt|ax\w*|sns|px|fig\w*)\.\w*(plot|bar|hist|scatter|line|box|violin|heatmap|pie|area|"
+                        r"imshow|relplot|catplot|displot|lmplot|countplot)\w*\(|\.plot\(")
+
+
+@dataclass(frozen=True)
+class ChartLabels(Check):
+    """Plotting code sets axis labels and a title."""
+
+    def evaluate(self, view: View) -> Finding:
+        code = view.code
+        if not _PLOT_CALL.search(code):
+            return Finding("not_applicable", "no plotting code", topic="chart labels")
+        missing = [n for n, rx in (("x-axis label", r"xlabel|labels\s*=|x_label|x=\s*['\"].*title"),
+                                   ("y-axis label", r"ylabel|labels\s*=|y_label"),
+                                   ("title", r"title|suptitle")) if not re.search(rx, code, re.I)]
+        if missing:
+            return Finding("violated", f"the chart has no {missing[0]}", "label the axes and add a title",
+                           "chart labels")
+        return Finding("satisfied", "axes labelled and titled", topic="chart labels")
+
+    def describe(self) -> str:
+        return "charts with axis labels and title"
+
+
+@dataclass(frozen=True)
+class WrapErrors(Check):
+    """Go code wraps returned errors (``fmt.Errorf("...: %w", err)``) instead of returning them bare."""
+
+    def evaluate(self, view: View) -> Finding:
+        go = "\n".join(b for p, b in sorted((view.artifacts or {}).items()) if p.endswith(".go"))
+        go += "\n".join(b for b in tx.code_blocks(view.reply) if re.search(r"\bfunc\b|:=", b))
+        if not re.search(r"\breturn\b[^\n]*\berr\b", go):
+            return Finding("not_applicable", "no returned errors in Go code", topic="error wrapping")
+        m = re.search(r"^\s*return\s+(?:[\w.&{}\[\]*]+\s*,\s*)*err\s*$", go, re.M)
+        if m:
+            return Finding("violated", f"\u201c{m.group(0).strip()}\u201d returns the error without context",
+                           "wrap errors with fmt.Errorf and %w", "error wrapping")
+        return Finding("satisfied", "errors are wrapped", topic="error wrapping")
+
+    def describe(self) -> str:
+        return "errors wrapped with context"
+
+
+_CONCEPTS = {
+    r"dual[- ]y?[- ]?ax[ie]s|two y[- ]ax[ie]s|secondary (y[- ])?ax[ie]s|twin ax[ie]s":
+        (r"\btwin[xy]\(", r"secondary_y", r"\bsecond(ary)? (y[- ])?axis\b", r"\bright(-hand)? (y[- ])?axis\b",
+         r"\bdual[- ]axis\b"),
+    r"pie charts?|donut charts?|doughnut charts?":
+        (r"\bpie\(", r"\bpie chart", r"\bdonut\b", r"\bdoughnut\b", r"px\.pie\b"),
+    r"3-?d (charts?|plots?)": (r"projection\s*=\s*['\"]3d", r"\b3-?d (chart|plot|bar)"),
+}
+
+
+_CTA_RX = (r"^(try|start|get|sign up|download|upgrade|buy|join|order|book|visit|subscribe|contact|call|click|shop|"
+           r"grab|claim|register|learn more|find out|discover|see|explore|turn on|switch|install|request|reserve|"
+           r"apply|enrol|enroll|give|check out|head to|go to|open|update)\b",
+           r"\b(today|now|free trial|sign up|learn more|get started|in the app|link in bio)\b[.!]?\s*$")
+
+
+@dataclass(frozen=True)
+class CallToAction(Check):
+    """The reply closes with a call to action (an imperative inviting the reader to act)."""
+
+    def evaluate(self, view: View) -> Finding:
+        sents = [x for x in view.sentences if x.strip()]
+        if not sents:
+            return Finding("not_applicable", "empty reply", topic="call to action")
+        last = sents[-1].strip().strip('"\u201c\u201d')
+        if any(re.search(rx, last, re.I) for rx in _CTA_RX):
+            return Finding("satisfied", "it ends with a call to action", topic="call to action")
+        return Finding("violated", "it ends without a call to action", "close with a call to action",
+                       "call to action")
+
+    def describe(self) -> str:
+        return "ends with a call to action"
+
+
+_ACRONYMS = frozenset("HTTP HTTPS JSON HTML NASA ASAP FAQ UTC USD EUR GBP GDPR CEO CTO API APIS SDK URL PDF CSV SQL "
+                      "YAML TOML AWS GCP RSVP SaaS UNESCO NATO OPEC FIFA UEFA JPEG HDMI USB WIFI".split())
+
+
+@dataclass(frozen=True)
+class NoShouting(Check):
+    """No ordinary words written in ALL CAPS for emphasis (acronyms are fine)."""
+
+    def evaluate(self, view: View) -> Finding:
+        for m in re.finditer(r"\b[A-Z]{4,}\b", tx.prose(view.reply)):
+            w = m.group(0)
+            if w in _ACRONYMS or not re.search(r"[AEIOU]", w) or re.search(rf"\({w}\)|{w}\s*\(", view.reply):
+                continue
+            return Finding("violated", f"\u201c{w}\u201d is in all caps", "drop the all-caps emphasis", "all caps")
+        return Finding("satisfied", "no all-caps words", topic="all caps")
+
+    def describe(self) -> str:
+        return "no ALL CAPS emphasis"
+
+
+@dataclass(frozen=True)
+class MinMentions(Check):
+    """At least ``n`` lines (rows, items or sentences) of the reply mention ``term``."""
+
+    term: str
+    n: int
+
+    def evaluate(self, view: View) -> Finding:
+        units = [ln for ln in view.reply.splitlines() if ln.strip()]
+        if len(units) <= 2:
+            units = view.sentences + [p for s in view.sentences for p in re.split(r",\s*", s)]
+        rx = rf"\b{re.escape(self.term)}"
+        k = sum(1 for u in units if re.search(rx, u, re.I))
+        if len(units) < 3:
+            return Finding("not_applicable", "nothing here to count", topic=self.term)
+        if k >= self.n:
+            return Finding("satisfied", f"{k} mention(s) of {self.term}", topic=self.term)
+        return Finding("violated", f"only {k} {self.term} item(s), I want at least {self.n}",
+                       f"include at least {self.n} {self.term} items", self.term)
+
+    def describe(self) -> str:
+        return f"at least {self.n} x {self.term}"
+
+
+_IMPERIAL = (r"\b\d+(?:\.\d+)?\s*(?:miles?|mi)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*mi(?:le)?\b", r"\bmph\b",
+             r"\b\d+(?:\.\d+)?\s*(?:feet|ft|yards?|yds?)\b", r"\b\d+(?:\.\d+)?\s*(?:lbs?|pounds|oz|ounces)\b",
+             r"\d\s?\u00b0\s?F\b")
+_METRIC = (r"\b\d+(?:\.\d+)?\s*(?:km|kilomet\w+)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*km\b", r"\bkm/h\b",
+           r"\b\d+(?:\.\d+)?\s*(?:m|metres?|meters?|cm)\b", r"\b\d+(?:\.\d+)?\s*(?:kg|g|grams?|kilograms?)\b",
+           r"\d\s?\u00b0\s?C\b")
+
+
 # -- recogniser --------------------------------------------------------------------------------
 _NEG = r"(?:never|don't|do not|no|avoid|stop|without|not)"
+_STOPWORDS = frozenset("the a an it this that them my your our to of and or in on for with".split())
 
 
 def _quoted(text: str) -> list[str]:
@@ -541,6 +938,12 @@ _PREREQ = (
     (r"\bterraform plan\b|\bplan\b[^.]{0,30}\bbefore\b[^.]{0,20}\bapply",
      (r"\bterraform apply\b", r"\bapplied\b[^.\n]{0,40}\b(terraform|plan|change)"),
      (r"\bterraform plan\b", r"\bPlan: \d", r"\bran the plan\b", r"\bplan (output|shows|says)\b"), "the plan first"),
+    (r"\bback(ing)?[- ]?up\b|\bbackups?\b|\bsnapshot",
+     (r"\b(ran|run|executed|applied|performed|did|started|kicked off)\b[^.\n]{0,40}\b(migrations?|upgrade|restore|"
+      r"reindex|import|wipe|reset)\b", r"\b(migrated|upgraded|restored|reindexed|imported|wiped|reset|dropped|"
+      r"truncated|deleted|altered)\b[^.\n]{0,40}\b(database|db|table|schema|data|records?|rows?)\b"),
+     (r"\bback(ed)?[- ]?up\b", r"\bbackups?\b", r"\bsnapshot", r"\bpg_dump\b", r"\bmysqldump\b", r"\.(bak|dump|sql\.gz)\b",
+      r"\bexport(ed)? a copy\b"), "a backup"),
     (r"\bdry[- ]run\b",
      (r"\b(ran|executed|applied|ran the)\b",),
      (r"\bdry[- ]run\b", r"--dry-run\b", r"--check\b", r"\bwhat-if\b"), "a dry run first"),
@@ -567,13 +970,17 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(DateFormat("numeric", "DD/MM/YYYY"))
         elif re.search(r"\b(month (names?|spelled|written)|spell(ed)? out the month|written[- ]out month)", low):
             out.append(DateFormat("month_name", "day month year"))
+        elif re.search(_DATE_STYLES["dmy"], low, re.I) or re.search(r"\bday month year\b", low):
+            out.append(DateFormat("dmy", "day month year (5 March 2025)"))
+        elif re.search(_DATE_STYLES["mdy"], low, re.I) or re.search(r"\bmonth day,? year\b", low):
+            out.append(DateFormat("mdy", "month day, year (March 5, 2025)"))
     # decimal places
     m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimal(?: places?| points?| digits?)?|dp|"
                   r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
     if m and re.search(r"\b(round|decimal|dp|digits?|precision|no more than|at most|max)\b", low):
         n = _number(m.group(1))
         if n is not None:
-            out.append(Decimals(n))
+            out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
     # random seeds
     if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and \
             re.search(r"\b(seed|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
@@ -612,7 +1019,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Bookend(q[0], "start"))
             drop.add("*domain*")
     # subject line
-    if re.search(r"\bsubject(?: lines?)?\b", low) and re.search(r"\b(include|add|always|need|must|should|with|"
+    if re.search(r"\bsubject(?: lines?)?\b", low) and not re.search(r"\bcommit", low) and re.search(r"\b(include|add|always|need|must|should|with|"
                                                                 r"put|give|write)\b", low) and \
             not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bsubject", low):
         out.append(SubjectLine())
@@ -625,11 +1032,24 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(Spelling("british" if m.group(1) in ("british", "uk", "commonwealth") else "american"))
         drop.add("*domain*")
     # quoted words or phrases to avoid
-    if q and re.search(r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
+    q_neg = []
+    for clause in re.split(r"(?<=[.!?])\s+|\s*;\s*", text):
+        mneg = re.search(r"\b(never|don't|do not|avoid|stop|ban|no|not)\b|\b(banned|forbidden|off[- ]limits)\b",
+                         clause, re.I)
+        if mneg:
+            tail = clause[mneg.start():] if mneg.group(1) else clause
+            tail = re.split(r",\s*(?:but\s+|instead\s+|rather\s+)?(?:say|use|write|prefer|go with|pick)\b", tail,
+                            maxsplit=1, flags=re.I)[0]
+            q_neg += _quoted(tail)
+    q_fb = q_neg
+    if q_fb and (re.search(r"[,;]\s*(never|not)\s+[\"\u201c']", text.replace("\u2019", "'"), re.I) or
+                 re.search(r"\b(avoid|ban|never use|don't use|do not use|never say|don't say|do not say)\w*\b"
+                           r"[^.;\"\u201c]{0,30}[\"\u201c]", text.replace("\u2019", "'"), re.I)) or q_fb and re.search(
+            r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
                        r"expressions?|terms?)\b|\b(words?|phrases?|expressions?|terms?)\b[^.]{0,40}\b(banned|"
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
-        pats = tuple(r"(?<!\w)" + re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") + r"\w{0,3}(?!\w)"
-                     for x in q)
+        pats = tuple(("(?-i:" if re.search(r"[A-Z]", x) else "(?:") + r"(?<!\w)" +
+                     re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") + r"\w{0,3}(?!\w))" for x in q_fb)
         out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
                           ask="drop the words I asked you to avoid"))
         drop.add("*quoted*")
@@ -656,16 +1076,187 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                   r"sign|quit|switch|move|cancel))?\b", low)
     if m:
         out.append(Advice(tuple(x for x in (m.group("v"), m.group("v2")) if x)))
+    # walking (or other) distance caps
+    m = re.search(r"\b(?:no more than|not more than|nothing (?:more|longer|further) than|at most|max(?:imum)?|under|"
+                  r"less than|below|up to|within)\s+(\d+(?:[.,]\d+)?)\s*(km|kilometres?|kilometers?|mi|miles?|m|"
+                  r"metres?|meters?)\b", low) or \
+        re.search(r"\b(\d+(?:[.,]\d+)?)\s*(km|kilometres?|kilometers?|mi|miles?|m|metres?|meters?)\s+(?:max(?:imum)?|"
+                  r"at most|tops|or less)\b", low)
+    if m and re.search(r"\b(walk\w*|on foot|stroll\w*|hik\w*)\b", low):
+        unit = m.group(2).rstrip("s")
+        out.append(DistanceCap(float(m.group(1).replace(",", ".")) * _TO_KM.get(unit, 1.0)))
+        drop.add("*domain*")
+    # price caps written with the limit after the amount ("200 dollars a night max", "budget is 150")
+    m = re.search(r"(?:[$\u20ac\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[$\u20ac\u00a3])?\s*"
+                  r"(?:a|per|/)\s*(night|day|person|ticket|meal)\s*(?:max(?:imum)?|tops|at most|or less|at the most)\b",
+                  low) or re.search(r"\bbudget\b[^.\d]{0,30}?(?:is|of|:)\s*(?:up to\s+|around\s+|about\s+)?"
+                                    r"(?:[$\u20ac\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|"
+                                    r"[$\u20ac\u00a3])?(?:\s*(?:a|per|/)\s*(night|day|person|ticket|meal))?", low)
+    if m:
+        per = m.group(2) or ""
+        about = ["night", "hotel", "room", "accommodation", "apartment", "stay", "b&b", "hostel"] \
+            if per == "night" or re.search(r"\b(accommodation|hotel|room|stay|lodging)", low) else [per] if per else []
+        out.append(PriceCap(int(m.group(1).replace(",", "")), matcher(about) if about else None))
+    # temperature units
+    m = re.search(r"\b(celsius|centigrade|fahrenheit)\b", low)
+    if m and re.search(r"\btemperature|\bdegrees|\bweather|\bin (celsius|centigrade|fahrenheit)\b", low) and \
+            not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(celsius|centigrade|fahrenheit)", low):
+        if m.group(1) == "fahrenheit":
+            out.append(Forbid("Celsius temperatures", Matcher((), (r"\d\s?\u00b0\s?C\b", r"\bdegrees? celsius\b",
+                                                                   r"\d\s?C\b(?=[,.;)\s])")), task_override=True,
+                              ask="give temperatures in Fahrenheit"))
+        else:
+            out.append(Forbid("Fahrenheit temperatures", Matcher((), (r"\d\s?\u00b0\s?F\b", r"\bdegrees? fahrenheit\b",
+                                                                      r"\bfahrenheit\b")), task_override=True,
+                              ask="give temperatures in Celsius"))
+    # don't list / mention X
+    m = re.search(r"\b(?:don't|do not|never|no need to)\s+(?:bother\s+)?(?:list|mention|enumerat|describ|go through|"
+                  r"detail)\w*\s+(?:the\s+|all\s+)?(?P<np>[\w' -]{3,40}?)(?=[.;,!]|$|\s+(?:unless|when|if)\b)", low)
+    if m:
+        np = m.group("np").strip()
+        head = tx.stem(np.split()[-1]) if np.split() else ""
+        lex = next((v for k, v in _LIST_LEX.items() if head.startswith(k)), ())
+        if lex:
+            out.append(Forbid(np, Matcher((), tuple(r"\b" + re.escape(x) + r"\b" for x in lex)), task_override=True,
+                              ask=f"skip the {np}"))
+            drop.add("*domain*")
+    # code blocks with a language tag
+    if re.search(r"\b(code (samples?|blocks?|snippets?|examples?)|fenced blocks?)\b", low) and \
+            re.search(r"\b(language (tag|hint|identifier|name)|syntax highlighting|tagged with|info string)\b", low):
+        out.append(FenceLanguage())
+    # SQL keyword case
+    m = re.search(r"\bsql\b[^.]{0,30}\b(upper|lower)[- ]?case\b|\b(upper|lower)[- ]?case\b[^.]{0,30}\bsql\b", low)
+    if m:
+        out.append(SqlCase(upper=(m.group(1) or m.group(2)) == "upper"))
+    # sentence / title case for titles
+    m = re.search(r"\b(titles?|headings?|headlines?|headers?)\b[^.]{0,30}\b(sentence|title)[- ]case\b|"
+                  r"\b(sentence|title)[- ]case\b[^.]{0,30}\b(titles?|headings?|headlines?|headers?)\b", low)
+    if m:
+        out.append(TitleCase("sentence" if "sentence" in (m.group(2) or m.group(3) or "") else "title"))
+    # commit subject length
+    m = re.search(r"\bcommit\b[^.]{0,40}\b(?:under|below|at most|no (?:more|longer) than|max(?:imum)?|within|<=?)\s*"
+                  r"(\d+)\s*(?:characters|chars)\b", low)
+    if m:
+        out.append(CommitSubjectLength(int(m.group(1)) - (1 if re.search(r"\b(under|below|<(?!=))", low) else 0)))
+        out[:] = [c for c in out if not isinstance(c, SubjectLine)]
+        drop.update({"*code_line_length*"})
+    # contractions
+    if re.search(r"\bcontractions?\b", low) and (re.search(rf"\b{_NEG}\b[^.]{{0,30}}\bcontractions?", low) or
+                                                  re.search(r"\bcontractions?\b[^.]{0,20}\b(banned|not allowed)", low)):
+        out.append(Contractions())
+        drop.add("*forbid:contractions*")
+    # spell out small numbers
+    m = re.search(r"\bspell(?:ed|ing)? out (?:all )?(?:whole )?numbers?(?: (?:below|under|less than|up to|smaller than) "
+                  r"(\w+))?|\bnumbers? (?:below|under|less than|smaller than) (\w+)[^.]{0,20}\b(?:in words|spelled out|"
+                  r"as words)", low)
+    if m:
+        lim = m.group(1) or m.group(2) or "ten"
+        n = {"ten": 10, "nine": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100}.get(lim)
+        n = n if n is not None else (int(lim) if lim.isdigit() else 10)
+        if re.search(r"\b(up to)\b", low):
+            n += 1
+        out.append(SpellSmallNumbers(n))
+    # citation comma style
+    if re.search(r"\bcitations?\b|\bcite\b", low) and re.search(r"\(author,? year\)|\(name,? year\)", low):
+        comma = "author, year" in low or "name, year" in low
+        if re.search(r"\b(no|without) (a )?comma\b", low):
+            comma = False
+        out.append(CitationComma(comma))
+        if not re.search(r"\b(support|back|include|add|provide|give|always cite|need|require)\w*\b", low):
+            drop.add("sources")
+    # use "X" rather than "Y"
+    m = re.search(r"\b(?:use|say|write)\s+[\"\u201c']([^\"\u201d']{1,20})[\"\u201d']\s*(?:,\s*)?(?:rather than|instead of|"
+                  r"not|over)\s+[\"\u201c']([^\"\u201d']{1,20})[\"\u201d']", text.replace("\u2019", "'"), re.I)
+    if m:
+        out.append(WordSwap(m.group(1), m.group(2)))
+        drop.add("*quoted*")
+    # libraries: use X, not Y
+    m = re.search(r"\b(?:use|plot with|write (?:it )?(?:with|in)|build with|go with|stick to|prefer)\s+(?P<x>[\w.+#-]{2,30})"
+                  r"\s*,?\s+(?:not|rather than|instead of|over)\s+(?:plain |raw |vanilla |bare |direct |pure )?"
+                  r"(?P<y>[\w.+#-]{2,30})", low)
+    if m and not re.search(r"\b(units?|metric|imperial|celsius|fahrenheit|euros?|dollars?|pounds?|km|miles?)\b",
+                           m.group(0)) and m.group("x") not in _STOPWORDS and m.group("y") not in _STOPWORDS:
+        out.append(Substitute(m.group("x"), m.group("y")))
+        drop.add(f"*forbid-containing:{m.group('y')}*")
+    # charts: axis labels and titles
+    if re.search(r"\b(charts?|plots?|graphs?|figures?)\b", low) and re.search(r"\baxis labels?|\blabel(led|ed)? axes|"
+                                                                               r"\baxes labels?", low):
+        out.append(ChartLabels())
+    # concepts to avoid (dual axes, pie charts ...)
+    for concept, rxs in _CONCEPTS.items():
+        mm = re.search(concept, low)
+        if mm and re.search(rf"\b{_NEG}\b[^.]{{0,30}}$", low[: mm.start()]):
+            out.append(Forbid(mm.group(0), Matcher((), rxs), where="any", task_override=True,
+                              ask=f"no {mm.group(0)}"))
+            drop.add(f"*forbid-containing:{mm.group(0).split()[0]}*")
+    # Go error wrapping
+    if re.search(r"\bwrap\w*\b[^.]{0,30}\berrors?\b|\berrors?\b[^.]{0,30}\bwrap", low) or "%w" in low:
+        out.append(WrapErrors())
+    # code identifiers that must not be left in code (fmt.Println, console.log ...)
+    ids = re.findall(r"`?\b([A-Za-z_]\w*\.[A-Za-z_]\w*)(?:\(\))?`?", text)
+    ids += [f".{x}" for x in re.findall(r"(?<![\w])\.([A-Za-z_]\w*)\(\)", text)]
+    ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(r"\.(py|js|ts|go|md|txt|"
+                                                                                          r"json|ya?ml|csv|toml)$", i)]
+    if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b", low) and not any(isinstance(c, WrapErrors)
+                                                                                     for c in out):
+        out.append(Forbid(ids[0], Matcher((), (("" if ids[0].startswith(".") else r"\b") + re.escape(ids[0]) + r"\s*\(",)),
+                          where="code", task_override=False,
+                          ask=f"remove the {ids[0]} calls"))
+        drop.add(f"*forbid-containing:{ids[0].split('.')[0].lower()}*")
+    # call to action at the end
+    if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
+        out.append(CallToAction())
+        drop.add("*requireterms*")
+    # all caps for emphasis
+    if re.search(r"\ball[- ]caps\b|\bcapital letters\b|\bshout", low) and re.search(rf"\b{_NEG}\b", low):
+        out.append(NoShouting())
+        drop.add("*domain*")
+    # at least N <thing> items
+    m = re.search(r"\bat least (\w+)\s+(?:[\w-]+\s+)?([\w-]+?)\s+(days?|items?|rows?|entries|sessions?|options?|"
+                  r"examples?|breaks?|meals?)\b", low)
+    if m and tx.parse_number(m.group(1)) is not None and m.group(2) not in _STOPWORDS:
+        out.append(MinMentions(m.group(2), int(tx.parse_number(m.group(1)))))
+    # metric vs imperial units
+    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?)\b", low):
+        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg)\b|\bmin/km\b|\bmetric\b", low) and \
+                not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
+            out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,
+                              ask="use metric units"))
+            drop.add("*domain*")
+        elif re.search(r"\bin (miles|imperial|feet|pounds|lbs)\b|\bmin/mi(le)?\b|\bimperial\b", low) and \
+                not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(imperial|miles)", low):
+            out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True,
+                              ask="use imperial units"))
+            drop.add("*domain*")
+    # gender-neutral language
+    if re.search(r"\bgender[- ]neutral\b|\binclusive language\b|\bgendered\b", low):
+        out.append(Forbid("gendered wording", Matcher((), (
+            r"\b(he or she|she or he|his or her|her or his|him or her|her or him|he/she|she/he|s/he|his/her|him/her)\b",
+            r"\b(chairman|chairmen|policeman|policemen|salesman|salesmen|mankind|manpower|businessman|businessmen|"
+            r"fireman|firemen|spokesman|foreman|manhours?|man-hours?)\b")), task_override=True,
+            ask="keep the wording gender-neutral"))
+        out[:] = [c for c in out if not (isinstance(c, Forbid) and c.label == "the words you asked me to avoid")]
+    # money caps anywhere ("keep the weekly shop under 80 pounds")
+    m = re.search(r"\b(?:under|below|less than|no more than|at most|max(?:imum)?(?: of)?|within|cheaper than|up to)\s*"
+                  r"([$\u20ac\u00a3])\s?(\d[\d,]*)|\b(?:under|below|less than|no more than|at most|max(?:imum)?(?: of)?|"
+                  r"within|up to)\s*(\d[\d,]*)\s*(euros?|dollars?|pounds?|eur|usd|gbp)\b", low)
+    if m and not any(isinstance(c, PriceCap) for c in out) and not re.search(
+            r"\b(night|hotel|room|flight|ticket|person|stay)\b", low):
+        out.append(PriceCap(int((m.group(2) or m.group(3)).replace(",", ""))))
+        drop.add("*requireterms*")
     # do A before B
     if re.search(r"\bbefore\b|\bfirst\b", low):
-        for cue, trig, ev, lab in _PREREQ:
+        for i, (cue, trig, ev, lab) in enumerate(_PREREQ):
+            if i == 0 and not re.search(r"\b(config\w*|settings?|files?|\.conf|\.ya?ml|\.ini|/etc)\b", low):
+                continue
             if re.search(cue, low):
                 out.append(Prerequisite(lab, trig, ev))
                 drop.add("*actions*")
                 break
     # overnight flights: departure clock times
     if re.search(r"\bred[- ]?eyes?\b|\bovernight flights?\b|\bnight flights?\b", low):
-        out.append(Forbid("overnight flights", Matcher((("red", "eye"),), (
+        out.append(Forbid("red-eye flights" if re.search(r"red[- ]?eye", low) else "overnight flights",
+                          Matcher((("red", "eye"),), (
             r"\bred-?eyes?\b", r"\bovernight flights?\b", r"\bnight flights?\b",
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:2[2-3]|0?[0-4])[:.h]\d\d\b",
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:1[01](?:[:.]\d\d)?\s?p\.?m|12(?:[:.]\d\d)?\s?a\.?m|"

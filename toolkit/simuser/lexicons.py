@@ -45,7 +45,8 @@ CONFIRM_SEEKING = (
     "want me to keep going", "ready for the next", "shall we move on", "should we move on",
     "want me to go on", "okay so far", "ok so far", "want the rest",
 )
-TLDR_RX = (r"\btl;?\s?dr\b", r"\bin short\b", r"\bbottom line\b", r"\bone[- ]line summary\b")
+TLDR_RX = (r"\btl;?\s?dr\b", r"\bin short\b", r"\bbottom line\b", r"\bone[- ]line summary\b",
+           r"^\s*(?:\*\*|__)?(?:summary|in summary|recap|in brief|overall)(?:\*\*|__)?\s*:")
 SUMMARY = ("in summary", "to summarize", "to summarise", "to sum up", "summary", "key takeaway",
            "takeaways", "recap", "in short", "bottom line", "in a nutshell", "key points",
            "to recap", "main points", "in brief")
@@ -99,6 +100,8 @@ ACTION_TRIGGERS = {
     "upgrad": "upgrade", "bump": "upgrade", "downgrad": "upgrade", "run": "run", "execut": "run",
     "creat": "create", "add": "create", "migrat": "migrate", "reset": "reset", "rebas": "reset",
     "renam": "modify", "overwrit": "modify", "mov": "modify", "reformat": "modify",
+    "migration": "migrate", "migrations": "migrate", "apply": "migrate", "appli": "migrate",
+    "trigger": "run", "rerun": "run", "re-run": "run", "backfill": "run", "launch": "run", "kick": "run",
     "book": "book", "pay": "book", "purchas": "book", "buy": "book", "reserv": "book", "spend": "book",
 }
 ACTION_VERBS = {
