@@ -78,6 +78,7 @@ PHRASES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\btype[- ]check(er|ers|ing)?\b"), "typechecker"),
     (re.compile(r"\bcode review(s)?\b"), "code-review"),
     (re.compile(r"\bpull[- ]requests?\b"), "pr"),
+    (re.compile(r"\bprs\b"), "pr"),
     (re.compile(r"\bmerge[- ]requests?\b"), "mr"),
     (re.compile(r"\b(same|one) line\b"), "same-line"),
     (re.compile(r"\b(at|in) (great |more )?length\b"), "lengthy"),
@@ -699,12 +700,7 @@ def segment_cues(text: str) -> SegmentCues:
     """Parse one clause: the shared admission grammar (``parse_cues``) plus resolution cues."""
     shared = parse_cues(text)
     low = text.lower()
-    conds = _clauses(CONDITION, text)
-    for part in re.split(r",\s*(?:but\s+)?", text)[1:]:
-        # "Ask before X, but only on Y": a second condition after a comma is its own clause
-        for extra in _clauses(CONDITION, part):
-            conds = _add_clause(conds, extra)
-    conds = _add_clause(conds, shared.condition)
+    conds = _add_clause(_clauses(CONDITION, text), shared.condition)
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
     # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
@@ -713,6 +709,11 @@ def segment_cues(text: str) -> SegmentCues:
             t for t in (_TRAIL.sub("", c.split(",")[0]).strip(" ,;:") for c in conds) if t
         )
     )
+    for part in re.split(r",\s*(?:but\s+)?", text)[1:]:
+        # "Ask before X, but only on Y": a condition after a comma is a clause of its own
+        for extra in _clauses(CONDITION, part):
+            if not any(extra in c or c in extra for c in conds + excs):
+                conds = (*conds, _TRAIL.sub("", extra).strip(" ,;:"))
     temporary = bool(TEMPORARY.search(low)) or shared.temporary
     lasting = bool(LASTING.search(low)) or shared.lasting
     if temporary:

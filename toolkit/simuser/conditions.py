@@ -36,7 +36,6 @@ LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "notebook": ((".ipynb",), ("notebook", "jupyter")),
 }
 SYNONYMS = {
-    "meal": ("meal", "dinner", "lunch", "breakfast", "recipe", "menu", "supper", "dish"),
     "meals": ("meal", "dinner", "lunch", "breakfast", "recipe", "menu", "supper", "dish"),
     "bug": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue", "wrong"),
     "fix": ("bug", "fix", "broken", "error", "crash", "fail", "failing", "regression", "issue"),

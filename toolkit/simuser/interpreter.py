@@ -817,6 +817,12 @@ def _rule_actions(body: str, out: list[Check]) -> None:
             taken.append(m.span())
     for rx in _CHECK_PASSES:
         for m in re.finditer(rx, body, flags=re.I):
+            for tool in dict.fromkeys(w.lower() for w in re.findall(r"[\w-]+", body)
+                                      if w.lower() in _TOOL_KIND or w.lower() in ("clippy", "vet")):
+                if tool not in m.group(0).lower():
+                    out.append(ActionRule("require", f"running {tool}", frozenset(lx.ACTION_VERBS["run"]),
+                                          matcher([tool]), (rf"\b{re.escape(tool)}\b",), (), (),
+                                          todo=f"run {tool} before you report back"))
             act = m.group("act").lower()
             act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
                 else "run the tests"
@@ -1324,9 +1330,13 @@ def subject_scope(text: str) -> str | None:
                  r"can't|cannot|shouldn't|to|under|below|within|short|brief|at)\b", first, re.I)
     if m:
         return m.group("s").strip()
-    if re.search(r"\b(summar\w+|describe|list|report|recap)\b[^.]{0,20}\b(your|the) changes\b|\bwhat you (did|changed)\b",
-                 first, re.I):
+    if re.search(r"\b(summar\w+|describe|list|report|recap)\b[^.]{0,20}\b(your|the) changes\b|\bwhat you (did|changed)\b|"
+                 r"\bwhat (has )?changed\b", first, re.I):
         return "a code change"
+    m = re.search(r"\bfor (?:each|every|all|any) (?P<x>meals?|recipes?|dish(?:es)?|days?|trips?|hotels?|flights?|"
+                  r"restaurants?|workouts?|sessions?|exercises?|steps?|papers?|articles?|chapters?)\b", first, re.I)
+    if m:
+        return m.group("x")
     m = _SUBJECT_RX.match(first) or _KEEP_SUBJECT_RX.match(first)
     if not m:
         return None

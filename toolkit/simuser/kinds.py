@@ -1236,6 +1236,16 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             r"fireman|firemen|spokesman|foreman|manhours?|man-hours?)\b")), task_override=True,
             ask="keep the wording gender-neutral"))
         out[:] = [c for c in out if not (isinstance(c, Forbid) and c.label == "the words you asked me to avoid")]
+    # gluten-free diets
+    if re.search(r"\bgluten[- ]free\b|\bno gluten\b|\bcoeliac|\bceliac", low):
+        from toolkit.simuser import lexicons as lx
+
+        words = tuple(dict.fromkeys(lx.DOMAIN["gluten"] + ("wheat", "barley", "rye", "couscous", "semolina", "bulgur",
+                                                           "seitan", "noodles", "tortilla", "croutons", "pastry")))
+        pats = tuple(rf"(?<!gluten-free )(?<!gluten free )(?<!gf )\b{re.escape(w)}\w*\b(?![^.,;\n]{{0,30}}gluten[- ]free)"
+                     for w in words)
+        out.append(Forbid("gluten", Matcher((), pats), task_override=True, ask="keep it gluten-free"))
+        drop.add("*domain*")
     # money caps anywhere ("keep the weekly shop under 80 pounds")
     m = re.search(r"\b(?:under|below|less than|no more than|at most|max(?:imum)?(?: of)?|within|cheaper than|up to)\s*"
                   r"([$\u20ac\u00a3])\s?(\d[\d,]*)|\b(?:under|below|less than|no more than|at most|max(?:imum)?(?: of)?|"
