@@ -1072,6 +1072,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                 out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
     if out:
         return
+    gated: list[str] = []
     req = [(m, m.group("v").lower()) for m in re.finditer(_REQUIRE_RX, body, flags=re.I)]
     req += [(m, "end with") for m in re.finditer(_END_WITH_RX, body, flags=re.I)]
     for m, verb in req:
@@ -1089,6 +1090,10 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
         cw = _content_words(np2)
         if not cw:
+            continue
+        why = _not_content_np(verb, np2, cw)
+        if why:
+            gated.append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
             continue
         groups = []
         for w in cw:
@@ -1116,6 +1121,37 @@ def _rule_domain(body: str, out: list[Check]) -> None:
             continue
         out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
                            ask=f"I'd rather have {np.lower()}"))
+    if not out and gated:
+        out.append(Unknown(reason=gated[0]))
+
+
+_STATE_WORDS = frozenset({
+    "focused", "focussed", "short", "brief", "concise", "clean", "tidy", "simple", "small", "minimal", "consistent",
+    "separate", "relevant", "tight", "lean", "readable", "clear", "polite", "neutral", "professional", "casual",
+    "friendly", "formal", "informal", "narrow", "atomic", "light", "plain", "honest", "direct", "calm", "organized",
+    "organised", "scoped", "current", "private", "secret", "safe", "secure", "stable", "quick", "fast", "slow",
+    "accurate", "correct", "precise", "specific", "visible", "updated", "together", "apart", "intact", "open",
+    "closed", "low", "high", "realistic", "reasonable", "modest", "contained", "isolated", "aside", "separately",
+    "short-lived", "small-scale", "self-contained", "on-topic", "in-scope", "in", "out", "up", "down", "going"})
+_NOUN_ED = frozenset({"need", "needs", "feed", "feeds", "speed", "seed", "seeds", "bed", "shed", "red"})
+
+
+def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
+    """Why a free-text 'required' phrase is not a recognisable content noun phrase ('' if it is one).
+
+    A literal 'required words missing' check is only worth a violation when the phrase names a
+    thing the reply could contain (a summary, the estimated total cost). 'Keep each change focused'
+    describes a state of the work, so it must not become 'include change focused'.
+    """
+    words = tx.words(np.lower())
+    head = cw[-1].lower()
+    if verb == "keep" and not (words and words[0] in ("a", "an")):
+        return "describes how to keep the work, not content to add"
+    if head in _STATE_WORDS or (head.endswith("ed") and head not in _NOUN_ED) or head.endswith(("ly", "ous", "ful")):
+        return "ends in a state word, not a content noun"
+    if words and words[0] in ("it", "them", "things", "everything", "each", "every", "all") and len(cw) < 2:
+        return "names no content"
+    return ""
 
 
 _ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"

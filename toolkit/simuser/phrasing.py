@@ -30,6 +30,20 @@ SINGLE = (
 JOINERS = ("Also, ", "And ", "Plus, ", "On top of that, ", "Second, ")
 
 
+ORDINALS = ("", "Second, ", "Third, ", "Fourth, ", "Fifth, ", "Sixth, ", "Seventh, ", "Eighth, ")
+
+
+def _joiner(i: int, pick: int, used: list[str]) -> str:
+    """Connective for the i-th sentence: ordinals advance, other connectives never repeat."""
+    if used and used[0] == "Second, ":  # ordinal run started at the second sentence: keep counting
+        word = ORDINALS[min(i, len(ORDINALS) - 1)] if i < len(ORDINALS) else "Finally, "
+    else:
+        free = [j for j in JOINERS if j not in used and (j != "Second, " or i == 1)]
+        word = JOINERS[pick] if JOINERS[pick] in free else (free[pick % len(free)] if free else "Finally, ")
+    used.append(word)
+    return word
+
+
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
@@ -64,11 +78,12 @@ def phrase(findings: list[Finding], rng: np.random.Generator) -> str:
     else:
         parts = [OPENERS_MANY[int(rng.integers(len(OPENERS_MANY)))]]
         use_list = bool(rng.integers(2))
+        used: list[str] = []
         for i, f in enumerate(findings):
             s = _sentence(f, rng)
             if use_list:
                 parts.append(f"\n- {s}")
             else:
-                parts.append(" " + (JOINERS[int(rng.integers(len(JOINERS)))] + _lower_first(s) if i else s))
+                parts.append(" " + (_joiner(i, int(rng.integers(len(JOINERS))), used) + _lower_first(s) if i else s))
         body = "".join(parts)
     return (body + CLOSERS[int(rng.integers(len(CLOSERS)))]).strip()
