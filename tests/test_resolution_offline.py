@@ -156,3 +156,30 @@ def test_resolve_records_entry_point() -> None:
     outs = resolve_records(cases[:3], Gateway().model("offline"), seed=0)
     assert [o.id for o in outs] == [c.id for c in cases[:3]]
     assert all(isinstance(o, ResolutionOutput) for o in outs)
+
+
+def test_stopping_a_required_behaviour_retracts_but_an_opposite_requirement_replaces() -> None:
+    lib = [
+        Rule(id="b", behavior="Add the license banner to every file"),
+        Rule(id="i", behavior="Use absolute imports"),
+    ]
+    assert _ops("Stop adding the license banner to files.", lib) == [("retract", "b")]
+    assert _ops("No more license banners.", lib) == [("retract", "b")]
+    assert _ops("Never add the license banner to files.", lib) == [("replace", "b")]
+    assert _ops("Stop using absolute imports, use relative ones.", lib) == [("replace", "i")]
+    assert _ops("Stop adding the license banner; put an SPDX line there instead.", lib) == [
+        ("replace", "b")
+    ]
+
+
+def test_paraphrased_restatement_and_placement_wording() -> None:
+    docs = [
+        Rule(id="d", behavior="Read the documentation before using an unfamiliar API"),
+        Rule(id="p", behavior="Pin dependency versions"),
+    ]
+    assert _ops("Look at the reference pages before calling a function you don't know.", docs) == [
+        ("reuse", "d")
+    ]
+    blank = [Rule(id="m", behavior="Use one blank line between methods")]
+    # "before a return statement" places the line; it is not a trigger for the methods rule
+    assert _ops("Always put a blank line before a return statement.", blank) == [("add", None)]

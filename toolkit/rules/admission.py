@@ -65,8 +65,10 @@ _REQUEST_Q = re.compile(
 )
 _QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 # a concrete artefact at hand: a file name, a line number, a named function call
-_CONCRETE = re.compile(r"(?i)\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|md|cfg|toml|ya?ml|json|sh|"
-                       r"c|h|cpp|sql|txt|ini|lock)\b|\bline \d+\b|\b\w+\(\)")
+_CONCRETE = re.compile(
+    r"(?i)\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|md|cfg|toml|ya?ml|json|sh|"
+    r"c|h|cpp|sql|txt|ini|lock)\b|\bline \d+\b|\b\w+\(\)"
+)
 _ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
 _CONTENT_STOP = frozenset(
     "do doing did don't dont that this it those these them again the a an same please so you "
@@ -106,9 +108,12 @@ class Admission:
         """The DESIGN §3 output record (scope/activation null unless persisted)."""
         persist = self.decision == "persist"
         return AdmissionOutput(
-            id=self.id, decision=self.decision, scope=self.scope if persist else None,
+            id=self.id,
+            decision=self.decision,
+            scope=self.scope if persist else None,
             conditional=bool(self.conditional and persist),
-            activation=self.activation if persist else None, behavior=self.behavior,
+            activation=self.activation if persist else None,
+            behavior=self.behavior,
             quotes=list(self.quotes),
         )
 
@@ -176,8 +181,11 @@ def allowed_decisions(cues: Cues, signal: bool, text: str = "") -> tuple[tuple[D
         return ("task_local",), "no_signal"
     if cues.temporary:
         return ("task_local",), "temporary"
-    if cues.vague and (cues.deictic or _CONCRETE.search(text)) and not (
-            cues.lasting or cues.friction):
+    if (
+        cues.vague
+        and (cues.deictic or _CONCRETE.search(text))
+        and not (cues.lasting or cues.friction)
+    ):
         return ("task_local",), "current_task"
     if cues.vague and not (cues.hedged and (cues.firm_lasting or cues.friction)):
         return ("defer",), "vague"
@@ -208,8 +216,9 @@ def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[A
     classes = [str(c) for c in clf.classes_]
     out: list[Admission] = []
     for rec, p in zip(records, proba, strict=True):
-        out.append(_decide(rec, parse_cues(rec.text), dict(zip(classes, map(float, p),
-                                                              strict=True))))
+        out.append(
+            _decide(rec, parse_cues(rec.text), dict(zip(classes, map(float, p), strict=True)))
+        )
     return out
 
 
@@ -223,23 +232,33 @@ def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admissi
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
     quotes = tuple(q for q in cues.quotes if q and q in rec.text)
-    grounded = (any(s.kind in {"lasting", "friction", "project", "preference", "retraction",
-                               "global"} for s in cues.spans) or cues.generic_condition) \
-        and cues.behavior_quote is not None
+    grounded = (
+        any(
+            s.kind in {"lasting", "friction", "project", "preference", "retraction", "global"}
+            for s in cues.spans
+        )
+        or cues.generic_condition
+    ) and cues.behavior_quote is not None
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
         decision, reason = "defer", "no_behavior"
     if decision == "persist" and not grounded:
         decision, reason = "defer", "undetermined"
     persist = decision == "persist"
     return Admission(
-        id=rec.id, decision=decision,
+        id=rec.id,
+        decision=decision,
         scope=(cues.scope or "global") if persist else None,
         conditional=persist and cues.condition is not None,
         activation=cues.condition if persist else None,
-        behavior=behavior, quotes=quotes,
+        behavior=behavior,
+        quotes=quotes,
         exceptions=(cues.exception,) if cues.exception else (),
-        rejected=rejected, acceptable=acceptable, project=cues.project if persist else None,
-        signal=signal, reason=reason, method="offline",
+        rejected=rejected,
+        acceptable=acceptable,
+        project=cues.project if persist else None,
+        signal=signal,
+        reason=reason,
+        method="offline",
         probabilities={k: round(v, 6) for k, v in sorted(probs.items())},
     )
 
@@ -273,7 +292,10 @@ def build_request(rec: AdmissionInput) -> StructuredRequest:
     user = prompt.render_user(message=rec.text, context=_format_context(rec.context))
     return StructuredRequest(
         messages=({"role": "system", "content": prompt.system}, {"role": "user", "content": user}),
-        schema=LLMAdmission, role="admission", prompt_version=prompt.version, id=rec.id,
+        schema=LLMAdmission,
+        role="admission",
+        prompt_version=prompt.version,
+        id=rec.id,
     )
 
 
@@ -289,11 +311,19 @@ def _from_llm(rec: AdmissionInput, ans: LLMAdmission) -> Admission:
     persist = decision == "persist"
     activation = (ans.activation or "").strip() or None
     return Admission(
-        id=rec.id, decision=decision, scope=(ans.scope or "global") if persist else None,
+        id=rec.id,
+        decision=decision,
+        scope=(ans.scope or "global") if persist else None,
         conditional=persist and activation is not None,
-        activation=activation if persist else None, behavior=ans.behavior, quotes=quotes,
-        exceptions=tuple(e for e in ans.exceptions if e.strip()), rejected=ans.rejected,
-        acceptable=ans.acceptable, signal=ans.signal, reason=reason, method="llm",
+        activation=activation if persist else None,
+        behavior=ans.behavior,
+        quotes=quotes,
+        exceptions=tuple(e for e in ans.exceptions if e.strip()),
+        rejected=ans.rejected,
+        acceptable=ans.acceptable,
+        signal=ans.signal,
+        reason=reason,
+        method="llm",
     )
 
 
@@ -305,14 +335,18 @@ def admit_llm(records: Sequence[AdmissionInput], model: ChatModel) -> list[Admis
         if oc.ok and oc.value is not None:
             out.append(_from_llm(rec, oc.value))
         else:
-            out.append(Admission(id=rec.id, decision="defer", reason="unknown", status="unknown",
-                                 method="llm"))
+            out.append(
+                Admission(
+                    id=rec.id, decision="defer", reason="unknown", status="unknown", method="llm"
+                )
+            )
     return out
 
 
 # -- entry points -----------------------------------------------------------------------------
-def admit_detailed(records: Sequence[AdmissionInput], model: ChatModel, *,
-                   seed: int = 0) -> list[Admission]:
+def admit_detailed(
+    records: Sequence[AdmissionInput], model: ChatModel, *, seed: int = 0
+) -> list[Admission]:
     """Full readings for ``records`` with the model's method (offline or LLM)."""
     records = list(records)
     if model.is_offline:
@@ -320,17 +354,24 @@ def admit_detailed(records: Sequence[AdmissionInput], model: ChatModel, *,
     return admit_llm(records, model)
 
 
-def admit_records(records: list[AdmissionInput], model: ChatModel, *,
-                  seed: int = 0) -> list[AdmissionOutput]:
+def admit_records(
+    records: list[AdmissionInput], model: ChatModel, *, seed: int = 0
+) -> list[AdmissionOutput]:
     """One AdmissionOutput per input, in order (unknown LLM answers are written as ``defer``)."""
     return [a.to_output() for a in admit_detailed(records, model, seed=seed)]
 
 
-def admit_text(text: str, context: Sequence[dict[str, str]] | None = None,
-               model: ChatModel | None = None, *, seed: int = 0) -> Admission:
+def admit_text(
+    text: str,
+    context: Sequence[dict[str, str]] | None = None,
+    model: ChatModel | None = None,
+    *,
+    seed: int = 0,
+) -> Admission:
     """Admit a single message typed by a researcher (offline unless a model is given)."""
-    rec = AdmissionInput(id="typed", text=text,
-                         context=[Message(**m) for m in context] if context else None)
+    rec = AdmissionInput(
+        id="typed", text=text, context=[Message(**m) for m in context] if context else None
+    )
     if model is None or model.is_offline:
         return admit_offline([rec], seed=seed)[0]
     return admit_llm([rec], model)[0]
@@ -340,5 +381,7 @@ def decision_shares(admissions: Sequence[Admission]) -> dict[str, float]:
     """Share of each decision (unknowns excluded from the denominator)."""
     known = [a for a in admissions if a.status == "ok"]
     n = max(len(known), 1)
-    return {d: float(np.sum([a.decision == d for a in known])) / n
-            for d in ("persist", "task_local", "defer")}
+    return {
+        d: float(np.sum([a.decision == d for a in known])) / n
+        for d in ("persist", "task_local", "defer")
+    }

@@ -31,8 +31,15 @@ FRAMINGS: dict[int, tuple[str, str, str | None, bool]] = {
     7: ("current delivery", "task_local", None, False),
     8: ("vague activation", "defer", None, False),
 }
-PRED_COLUMNS = ("persist·global", "persist·global·cond", "persist·project", "persist·project·cond",
-                "task_local", "defer", "unknown")
+PRED_COLUMNS = (
+    "persist·global",
+    "persist·global·cond",
+    "persist·project",
+    "persist·project·cond",
+    "task_local",
+    "defer",
+    "unknown",
+)
 
 
 class AdmissionGold(BaseModel):
@@ -48,16 +55,19 @@ class AdmissionGold(BaseModel):
     conditional: bool = False
 
 
-def load_split(name: str, root: Path | None = None) -> tuple[list[AdmissionInput],
-                                                              dict[str, AdmissionGold]]:
+def load_split(
+    name: str, root: Path | None = None
+) -> tuple[list[AdmissionInput], dict[str, AdmissionGold]]:
     """Inputs and gold labels of ``fixtures/admission/<name>.jsonl`` (+ ``.gold.jsonl``)."""
     d = (root or fixtures_dir()) / "admission"
     inputs = read_jsonl(d / f"{name}.jsonl", AdmissionInput)
     gold = {g.id: g for g in read_jsonl(d / f"{name}.gold.jsonl", AdmissionGold)}
     missing = [r.id for r in inputs if r.id not in gold]
     if missing or len(gold) != len(inputs):
-        raise InputError(f"{d / (name + '.gold.jsonl')}: ids do not match the inputs "
-                         f"(first missing: {missing[:1]})")
+        raise InputError(
+            f"{d / (name + '.gold.jsonl')}: ids do not match the inputs "
+            f"(first missing: {missing[:1]})"
+        )
     return inputs, gold
 
 
@@ -70,23 +80,38 @@ def pred_category(row: Mapping[str, Any]) -> str:
     return f"persist·{row['scope']}" + ("·cond" if row.get("conditional") else "")
 
 
-def score_rows(rows: Sequence[Mapping[str, Any]], gold: Mapping[str, AdmissionGold]) -> pd.DataFrame:
+def score_rows(
+    rows: Sequence[Mapping[str, Any]], gold: Mapping[str, AdmissionGold]
+) -> pd.DataFrame:
     """One row per instruction: gold fields, predicted fields and correctness flags."""
     out = []
     for r in rows:
         g = gold[r["id"]]
         unknown = r.get("status") == "unknown"
         dec_ok = (not unknown) and r["decision"] == g.decision
-        struct = dec_ok and (g.decision != "persist"
-                             or (r.get("scope") == g.scope and bool(r.get("conditional")) == g.conditional))
-        out.append({
-            "id": r["id"], "framing": g.framing, "behavior_id": g.behavior_id,
-            "gold_decision": g.decision, "gold_scope": g.scope, "gold_conditional": g.conditional,
-            "decision": None if unknown else r["decision"], "scope": r.get("scope"),
-            "conditional": bool(r.get("conditional")), "activation": r.get("activation"),
-            "reason": r.get("reason"), "unknown": unknown, "decision_ok": dec_ok,
-            "structural_ok": struct, "category": pred_category(r),
-        })
+        struct = dec_ok and (
+            g.decision != "persist"
+            or (r.get("scope") == g.scope and bool(r.get("conditional")) == g.conditional)
+        )
+        out.append(
+            {
+                "id": r["id"],
+                "framing": g.framing,
+                "behavior_id": g.behavior_id,
+                "gold_decision": g.decision,
+                "gold_scope": g.scope,
+                "gold_conditional": g.conditional,
+                "decision": None if unknown else r["decision"],
+                "scope": r.get("scope"),
+                "conditional": bool(r.get("conditional")),
+                "activation": r.get("activation"),
+                "reason": r.get("reason"),
+                "unknown": unknown,
+                "decision_ok": dec_ok,
+                "structural_ok": struct,
+                "category": pred_category(r),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -110,7 +135,8 @@ def framing_confusion(scored: pd.DataFrame) -> pd.DataFrame:
     """Counts of predicted categories per framing (rows: framings, columns: predictions)."""
     labels = {f: f"{f} {name}" for f, (name, *_rest) in FRAMINGS.items()}
     tab = pd.crosstab(scored["framing"].map(labels), scored["category"])
-    tab = tab.reindex(index=[labels[f] for f in sorted(labels)], columns=list(PRED_COLUMNS),
-                      fill_value=0)
+    tab = tab.reindex(
+        index=[labels[f] for f in sorted(labels)], columns=list(PRED_COLUMNS), fill_value=0
+    )
     tab.index.name, tab.columns.name = "framing", "prediction"
     return tab.fillna(0).astype(int)

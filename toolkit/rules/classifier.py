@@ -22,8 +22,19 @@ from toolkit.paper import fixtures_dir
 from toolkit.rules.cues import parse_cues
 
 DECISIONS: tuple[str, ...] = ("persist", "task_local", "defer")
-_CUE_KEYS = ("lasting", "temporary", "project", "condition", "exception", "vague", "retraction",
-             "friction", "preference", "has_behavior", "deictic")
+_CUE_KEYS = (
+    "lasting",
+    "temporary",
+    "project",
+    "condition",
+    "exception",
+    "vague",
+    "retraction",
+    "friction",
+    "preference",
+    "has_behavior",
+    "deictic",
+)
 
 
 def cue_matrix(texts: list[str], weight: float) -> np.ndarray:
@@ -50,12 +61,14 @@ class AdmissionClassifier(ClassifierMixin, BaseEstimator):
         """Fit the vectorisers and the logistic regression on development texts."""
         rs = check_random_state(self.random_state)
         self.word_vec_ = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True)
-        self.char_vec_ = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True,
-                                         min_df=2)
+        self.char_vec_ = TfidfVectorizer(
+            analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2
+        )
         self.word_vec_.fit(texts)
         self.char_vec_.fit(texts)
-        self.model_ = LogisticRegression(C=self.C, max_iter=2000,
-                                         random_state=int(rs.randint(0, 2**31 - 1)))
+        self.model_ = LogisticRegression(
+            C=self.C, max_iter=2000, random_state=int(rs.randint(0, 2**31 - 1))
+        )
         self.model_.fit(self._features(list(texts)), list(y))
         self.classes_ = self.model_.classes_
         return self
@@ -78,10 +91,16 @@ def dev_paths(root: Path | None = None) -> tuple[Path, Path]:
 def load_dev(root: Path | None = None) -> tuple[list[str], list[str]]:
     """Development texts and gold decisions, joined by id."""
     inputs, gold = dev_paths(root)
-    texts = {json.loads(x)["id"]: json.loads(x)["text"]
-             for x in inputs.read_text(encoding="utf-8").splitlines() if x.strip()}
-    labels = {json.loads(x)["id"]: json.loads(x)["decision"]
-              for x in gold.read_text(encoding="utf-8").splitlines() if x.strip()}
+    texts = {
+        json.loads(x)["id"]: json.loads(x)["text"]
+        for x in inputs.read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    }
+    labels = {
+        json.loads(x)["id"]: json.loads(x)["decision"]
+        for x in gold.read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    }
     ids = sorted(texts)
     return [texts[i] for i in ids], [labels[i] for i in ids]
 

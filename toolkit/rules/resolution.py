@@ -30,6 +30,7 @@ from toolkit.rules.library import Change
 from toolkit.rules.resolution_cues import (
     CHANGE_TIME,
     CONTRAST,
+    DIRECTIVE,
     NEGATION,
     RETRACT,
     STOP,
@@ -57,6 +58,7 @@ TOP_K = 10  #: candidates retrieved per query, plus sqrt(library size)
 MATCH = 0.26  #: overlap at which a rule expresses the same requirement family
 REUSE = 0.40  #: overlap at which a rule already says what the clause asks (no cue needed)
 COVER = 0.55  #: overlap at which an ``add`` duplicates an existing rule
+PARAPHRASE = 0.75  #: share of a rule's stems met (by stem or concept) for a paraphrased reuse
 AMBIGUOUS = 0.04  #: two candidates this close are ambiguous
 MAX_EXCERPTS = 5  #: session excerpts retrieved for an ambiguous target
 
@@ -319,7 +321,13 @@ def _match_scores(
             # "Docstrings aren't needed for tests": the subject alone names the rule
             s = max(s, 0.5 * _contained(cues.behavior, r.behavior) + 0.3 * overlap(whole, rt, w))
         if _conflicts(cues.text, r.behavior):
-            s += 0.15  # a changed requirement names the same concept with the other pole
+            # a changed requirement names the same concept with the other pole; without a
+            # change cue a paraphrase of the same pole ("short" ~ "brief") is the better sign
+            s += (
+                0.15
+                if (cues.replacement or cues.lasting or _agrees(cues.text, r.behavior))
+                else 0.1
+            )
         elif _agrees(cues.text, r.behavior):
             s += 0.15  # a paraphrase names the same pole in other words ("short" ~ "concise")
         elif _rejected_in_rule(cues.text, r):
@@ -350,6 +358,73 @@ def _is_referential(cues: SegmentCues) -> bool:
 _ONLY = re.compile(
     r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I
 )
+
+
+_CEASE = re.compile(
+    r"^\s*(?:(?:please|ok|okay|so|and|also|but|oh),?\s+)*(?:stop|quit|cease|no more|"
+    r"enough with|enough of|ditch|drop)\s+(?!worrying\b|being\b|the rule\b)(?P<what>[^,;.!?]+)",
+    re.I,
+)
+_ALTERNATIVE = re.compile(
+    r"\b(instead|rather than|in place of|switch|swap|replace|go with|prefer|"
+    r"use \w+|(from now on|going forward),? (use|write|put|do))\b",
+    re.I,
+)
+
+
+def _ceases(cues: SegmentCues, rule: Rule) -> bool:
+    """ "Stop adding X" / "no more X" against a rule that requires X withdraws the requirement
+    (a retraction); a replacement needs a new requirement in its place ("use Y instead")."""
+    m = _CEASE.search(cues.text)
+    if m is None or _ALTERNATIVE.search(cues.text) or _negated(rule.behavior):
+        return False
+    if cues.restatement or cues.conditions or cues.exceptions or cues.project or cues.widen:
+        return False
+    if _agrees(cues.text, rule.behavior) or _conflicts(cues.text, rule.behavior):
+        return False  # "stop rambling" vs "keep it concise" restates; a pole flip changes it
+    rest = cues.text[m.end() :]
+    if content_stems(rest) and (DIRECTIVE.search(rest) or _ONLY.search(rest.lstrip(" ,;:-"))):
+        return False  # "stop X; only do Y": a new requirement takes its place
+    what = {t for t in index_terms(m.group("what")) if not t.startswith("@")}
+    return len(what & set(index_terms(rule.behavior))) >= 1
+
+
+def _paraphrase(clause: str, text: str) -> float:
+    """Share of ``text``'s meaning-bearing stems that ``clause`` meets by the same stem or by a
+    lexicon concept reached in other words ("reference pages" ~ "documentation")."""
+    want = set(_strong(text))
+    if not want:
+        return 0.0
+    have = set(content_stems(clause))
+    met = {concept_of(t) for t in have} - {None}
+    hit = sum(1 for t in want if _stem_in(t, have) or (concept_of(t) or "") in met)
+    return hit / len(want)
+
+
+def _new_core(cues: SegmentCues, rule: Rule) -> bool:
+    """The clause's requirement, without its conditions, asks for things the rule does not name
+    ("add an index hint comment" vs "explain code with comments"): a new rule, not a revision."""
+    core = strip_clauses(cues.behavior, cues.conditions + cues.exceptions)
+    rt = set(content_stems(rule_text(rule)))
+    fresh = [t for t in dict.fromkeys(_strong(core)) if not _stem_in(t, rt)]
+    return len(fresh) >= 3 and _paraphrase(core, rule.behavior) <= 0.5
+
+
+def _differs(cues: SegmentCues, rule: Rule) -> bool:
+    """Clause and rule each name things the other lacks ("a blank line before a return
+    statement" vs "one blank line between methods"): related wording, another requirement."""
+    core = strip_clauses(cues.behavior, cues.conditions + cues.exceptions)
+    have, want = set(content_stems(core)), set(content_stems(rule.behavior))
+    cm = {concept_of(t) for t in have} - {None}
+    rm = {concept_of(t) for t in want} - {None}
+    fresh_c = [t for t in set(_strong(core)) if not _stem_in(t, want) and concept_of(t) not in rm]
+    fresh_r = [
+        t for t in set(_strong(rule.behavior)) if not _stem_in(t, have) and concept_of(t) not in cm
+    ]
+    return len(fresh_c) >= 2 and len(fresh_r) >= 1
+
+
+_REMARK = re.compile(r"^\s*(nobody|no one|no-one|everybody|everyone|people)\b", re.I)
 
 
 def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:
@@ -398,6 +473,8 @@ def _decide(
         and best[1] is not None
         and best[0] >= 0.6 * MATCH
         and best[0] - second >= 0.05
+        # a restatement asks for the same pole; one that clashes is about another rule
+        and not (cues.restatement and _conflicts(cues.text, best[1].behavior))
         and (
             cues.restatement
             or _conflicts(cues.text, best[1].behavior)
@@ -430,7 +507,8 @@ def _decide(
                 if top >= 0.1 and top - nxt >= 0.05:
                     rule = whole[0][1]
         return ([Proposal("retract", rule.id, q)] if rule else []), ambiguous
-    if not cues.directive:
+    if not cues.directive or _REMARK.search(cues.text):
+        # "Nobody reads long replies." is a remark about a rule, not a new requirement
         if rule is not None and cues.restatement:
             return [Proposal("reuse", rule.id, q)], ambiguous  # "Ugh, X again." is a restatement
         return [], False
@@ -480,6 +558,8 @@ def _decide(
         and not CONTRAST.search(cues.behavior)
         and not CONTRAST.search(rule.behavior)
     )
+    if _ceases(cues, rule):
+        return [Proposal("retract", rule.id, q)], ambiguous
     vc, vr = values(cues.behavior), values(rule_text(rule))
     new_value = bool(vc) and bool(vr) and not (vc & vr)
     changing = (
@@ -514,7 +594,7 @@ def _decide(
                 exceptions=cues.exceptions,
             )
         ], ambiguous
-    if _new_applicability(cues, rule):
+    if _new_applicability(cues, rule) and not (cues.conditions and _new_core(cues, rule)):
         return [_revision(cues, rule, q)], ambiguous
     narrowed = _narrowing(cues, rule)
     if narrowed is not None:
@@ -522,7 +602,19 @@ def _decide(
         return [_revision(replace(cues, conditions=(*cues.conditions, narrowed)), rule, q)], (
             ambiguous
         )
-    if best[0] < REUSE and not cues.restatement and not extra and not _agrees(q, rule.behavior):
+    if (
+        best[0] < REUSE
+        and not cues.restatement
+        and not extra
+        and not _agrees(q, rule.behavior)
+        and _paraphrase(cues.behavior, rule.behavior) < PARAPHRASE
+    ) or (
+        best[0] < 0.6
+        and not cues.restatement
+        and not extra
+        and not _agrees(q, rule.behavior)
+        and _differs(cues, rule)
+    ):
         # related but not the same requirement: a rule is reused only when it already says this
         return [
             Proposal(
@@ -599,7 +691,7 @@ def validate(
         return None
     if p.target not in ids:
         return f"target {p.target!r} is not a rule in the library"
-    if p.op == "retract" and not RETRACT.search(p.quote.lower()):
+    if p.op == "retract" and not (RETRACT.search(p.quote.lower()) or _CEASE.search(p.quote)):
         return "rules are removed only on an explicit retraction in the user's words"
     return None
 
@@ -666,6 +758,12 @@ def resolve_offline(
             # "Keep it under 72": the pronoun points at the rule the message is already about
             tgt = next(r for r in record.library if r.id == prev[-1].target)
             out, _ = _decide(cues, [tgt], tgt.behavior, w)
+        if prev and out and all(p.op == "add" for p in out):
+            tgt = next(r for r in record.library if r.id == prev[-1].target)
+            if _paraphrase(tgt.behavior, cues.behavior) >= PARAPHRASE:
+                # "Why no rationale again? Tell me the reasoning each time.": the second
+                # clause says the rule just named again, in other words
+                out = [Proposal("reuse", tgt.id, cues.text)]
         if (
             refines
             and prev
@@ -693,6 +791,20 @@ def resolve_offline(
             # "X at the end? Scrap that rule.": the retraction points at the rule just named
             out = [Proposal("retract", prev[-1].target, cues.text)]
         props.extend(out)
+    for i, p in enumerate(props):
+        nxt = props[i + 1] if i + 1 < len(props) else None
+        if (
+            p.op == "retract"
+            and _CEASE.search(p.quote)
+            and nxt is not None
+            and nxt.op == "add"
+            and re.search(r"\b(instead|rather than|in place of|in its place)\b", nxt.quote, re.I)
+        ):
+            # "Stop adding X; put Y there instead.": the second clause replaces what stopped
+            props[i : i + 2] = [
+                Proposal("replace", p.target, nxt.quote, behavior=nxt.behavior, scope=nxt.scope)
+            ]
+            break
     reuse_from = [p for p in props if p.op == "reuse"]
     if len(reuse_from) > 1:
         # "Where are the units? Every measurement needs its unit.": the bare complaint question

@@ -84,6 +84,24 @@ PHRASES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"\b(at|in) (great |more )?length\b"), "lengthy"),
     (re.compile(r"\b(own|new|separate|next|their own|its own) lines?\b"), "own-line"),
     (re.compile(r"(?<!non-)\bblocking\b"), "blocking_io"),
+    # "check it in" is a commit, "an API you don't know" an unfamiliar one
+    (
+        re.compile(
+            r"\bcheck(s|ed|ing)? (it |them |anything |something |code |that |this )?in\b"
+            r"(?! (the|a|an|this|that|your|my|our)\b)"
+        ),
+        "commit",
+    ),
+    (
+        re.compile(
+            r"\b(you )?(don't|do not|didn't|haven't|have not|never) (know|seen|used)\b|"
+            r"\bnot familiar with\b|\bnew to you\b"
+        ),
+        "unfamiliar",
+    ),
+    (re.compile(r"\btest[- ]suites?\b"), "tests"),
+    # "wrap at 79 characters" sets a line width
+    (re.compile(r"\b(\d+) (characters|chars|columns|cols)\b"), r"\1 \2 line-width"),
 )
 
 
@@ -270,7 +288,26 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         (),
     ),
-    "docs": (("readme", "documentation", "docs", "changelog", "doc"), ()),
+    "docs": (
+        ("readme", "documentation", "docs", "changelog", "doc", "reference", "manual", "manpage"),
+        (),
+    ),
+    "consult": (("consult", "read", "look", "lookup", "skim", "browse", "research"), ()),
+    "explaining": (("explain", "tell", "describe", "clarify", "spell"), ()),
+    "familiarity": (("unfamiliar", "unknown", "unseen", "undocumented"), ()),
+    "rationale": (
+        (
+            "rationale",
+            "reasoning",
+            "reason",
+            "reasons",
+            "justification",
+            "justify",
+            "motivation",
+            "why",
+        ),
+        (),
+    ),
     "linewidth": (
         ("line", "lines", "width", "line-width", "80", "100", "120", "characters", "chars", "wrap"),
         (),
@@ -290,6 +327,8 @@ CONCEPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "parameters",
             "argument",
             "arguments",
+            "api",
+            "apis",
         ),
         (),
     ),
@@ -360,7 +399,7 @@ def values(text: str) -> set[str]:
 
 
 _NEGATOR = re.compile(
-    r"^(not|no|never|don't|dont|never|avoid|skip|stop|without|instead|over|"
+    r"^(not|no|never|nobody|don't|dont|never|avoid|skip|stop|without|instead|over|"
     r"than|drop|ditch|quit|nor|against)$"
 )
 _AFFIRM = re.compile(r"^(use|write|prefer|want|go|switch|keep|choose|pick|with|and|but|[,;:])$")
@@ -556,7 +595,7 @@ CONDITION = _P(
     r"[^.;!?]*)"
 )
 EXCEPTION = _P(
-    r"\b(except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
+    r"\b((?<![/\-])(?<!try )except( for| when| in| on| if)?|unless|apart from|other than|excluding|"
     r"with the exception of|but not (for|in|on|when|if)|not (for|in|on|when) "
     r"(the )?\w+|aside from|save for|exempt|is an exception|are an exception|"
     r"(is|are) exempt|skip (it|this|that|them|these|those) (for|when|in|on|with|during)|(fine|ok|okay) to skip|"
@@ -664,6 +703,8 @@ _LEADIN_WORDS = STOP | {
     "reminder",
     "remember",
     "again",
+    "once",
+    "more",
     "one",
     "general",
     "seriously",
@@ -695,6 +736,12 @@ def clean_behavior(text: str) -> str:
     return out[:1].upper() + out[1:] if out else text.strip(" .")
 
 
+_PLACED = (
+    r"\b(line|lines|newline|newlines|space|spaces|comment|separator|header|divider|blank|"
+    r"heading|break)\s+"
+)
+
+
 @lru_cache(maxsize=4096)
 def segment_cues(text: str) -> SegmentCues:
     """Parse one clause: the shared admission grammar (``parse_cues``) plus resolution cues."""
@@ -702,6 +749,8 @@ def segment_cues(text: str) -> SegmentCues:
     low = text.lower()
     conds = _add_clause(_clauses(CONDITION, text), shared.condition)
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
+    # "try/except" names a construct, not an exception to the rule
+    excs = tuple(e for e in excs if not re.search(r"\btry\s*[/\-]?\s*" + re.escape(e), text, re.I))
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
     # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
     conds = tuple(
@@ -714,6 +763,15 @@ def segment_cues(text: str) -> SegmentCues:
         for extra in _clauses(CONDITION, part):
             if not any(extra in c or c in extra for c in conds + excs):
                 conds = (*conds, _TRAIL.sub("", extra).strip(" ,;:"))
+    # "a blank line before a return statement" places something; it is not a trigger
+    conds = tuple(
+        c
+        for c in conds
+        if not (
+            re.match(r"(before|after|above|below) (a|an|the|each|every)\b", c, re.I)
+            and re.search(_PLACED + re.escape(c), text, re.I)
+        )
+    )
     temporary = bool(TEMPORARY.search(low)) or shared.temporary
     lasting = bool(LASTING.search(low)) or shared.lasting
     if temporary:
@@ -752,7 +810,8 @@ _SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
 _NEXT_DIRECTIVE = (
     r"(?=(?:also |then |please |(?:from now on|going forward|in future|moving forward),? )?"
     r"(?:stop|don't|do not|never|always|use|drop|switch|add|write|"
-    r"keep|avoid|make|put|include|run|skip|forget|prefer|ignore|scrap|start|go)\b)"
+    r"keep|avoid|make|put|include|run|skip|forget|prefer|ignore|scrap|start|go)\b|"
+    r"(?:please|kindly) (?!no\b|not\b)\w)"
 )
 _BUNDLE = re.compile(
     r",?\s+\b(?:and also|and additionally|also,|plus,|and separately|"

@@ -127,7 +127,8 @@ class Matcher:
             spans.extend(tx.find_phrase(text, ph, toks, affirmative=affirmative))
         for rx in self.regexes:
             for m in re.finditer(rx, text, flags=re.I | re.M):
-                if affirmative and m.start() > 0 and tx.negated_at(text, m.start(), window=3):
+                if affirmative and m.start() > 0 and not tx.EMOJI_RE.match(m.group(0)) and \
+                        tx.negated_at(text, m.start(), window=3):  # an emoji is never a negated mention
                     continue
                 spans.append((m.start(), m.end()))
         return sorted(set(spans))
@@ -275,11 +276,16 @@ class RequireTerms(Check):
     where: str = "reply"
     ask: str = ""
     about: Matcher | None = None
+    per_item: bool = False
 
     def evaluate(self, view: View) -> Finding:
         if self.about is not None and not (self.about.find(view.reply, affirmative=False)
                                            or self.about.find(view.task, affirmative=False)):
             return Finding("not_applicable", f"nothing here is about {self.label}", topic=self.label)
+        if self.per_item and self.about is not None and len(self.about.find(view.reply, affirmative=False)) < 2 \
+                and len(tx.bullet_lines(view.reply)) < 2 and len(re.findall(r"(?m)^\s*\|", view.reply)) < 3:
+            return Finding("not_applicable", "a 'for each' wish, and there is no list of items here",
+                           topic=self.label)
         if len(tx.words(view.prose)) < (6 if self.about is not None else 12):
             return Finding("not_applicable", "a one-line answer, nothing to add there", topic=self.label)
         text = view.region(self.where)
@@ -356,9 +362,12 @@ class PriceCap(Check):
 
     def evaluate(self, view: View) -> Finding:
         hits = []
-        for sent in view.sentences or [view.reply]:
+        rows = [ln for ln in view.reply.splitlines() if ln.lstrip().startswith("|")]
+        header_ok = bool(rows) and self.about is not None and bool(self.about.find(rows[0], affirmative=False))
+        for sent in (view.sentences or [view.reply]) + (rows[2:] if header_ok else []):
             if self.about is not None and not self.about.find(sent, affirmative=False) and \
-                    not (self.about.find(view.task, affirmative=False) and len(view.sentences) <= 3):
+                    not (self.about.find(view.task, affirmative=False) and len(view.sentences) <= 3) and \
+                    not (header_ok and sent in rows):
                 continue
             for m in _AMOUNT_RX.finditer(sent):
                 v = float((m.group(1) or m.group(2)).replace(",", ""))
@@ -578,7 +587,8 @@ class Cleanup(Check):
 ASK_RE = re.compile(
     r"\b(should i|shall i|want me to|would you like me to|do you want|let me know if|ok(ay)? (to|if i)|"
     r"can i|may i|is it ok|before i|with your (ok|approval|go-ahead)|if you('d| would)? approve|"
-    r"your call|confirm|permission|sign[- ]off|green light|go ahead\?)", re.I)
+    r"your call|(?:please|can you|could you|once you|if you) confirm|confirm (?:that|whether|if)\b|"
+    r"your confirmation|permission|sign[- ]off|green light|go ahead\?)", re.I)
 FUTURE_RE = re.compile(r"\b(i'll|i will|i'm going to|going to|about to|next i'll|now i'll|let me)\b", re.I)
 IRREGULAR = {"ran": "run", "rewrote": "rewrit", "wrote": "writ", "made": "mak", "did": "do",
              "rewritten": "rewrit", "written": "writ", "threw": "throw", "took": "tak",

@@ -182,6 +182,9 @@ def _domain_terms(phrase: str) -> tuple[list[str], list[str]]:
     return phrases, regexes
 
 
+_MODIFIER_AMBIGUOUS = frozenset(tx.stem(w) for w in (
+    "budget", "cheap", "early", "late", "night", "morning", "evening", "public", "local", "private", "group",
+    "free", "open", "fresh", "extra", "super", "first", "second", "last", "next", "other", "single", "double"))
 _ABSTRACT = frozenset(tx.stem(w) for w in (
     "jargon", "buzzword", "buzzwords", "cliche", "cliches", "complexity", "ambiguity", "vagueness", "passive",
     "repetition", "redundancy", "condescension", "sarcasm", "negativity", "acronyms", "abbreviations",
@@ -202,6 +205,14 @@ def _subject_terms(phrase: str) -> Matcher | None:
         ws = ws[1:]
     specific = [w for w in ws if tx.stem(w) not in _GENERIC]
     phrases = list(dom_p)
+    for w in specific[:-1]:
+        if "-" in w and len(w) > 5:
+            phrases += [w, w.replace("-", " ")]
+    if len(specific) == 2 and len(specific[0]) > 4 and "-" not in specific[0] and \
+            tx.stem(specific[0]) not in _NOISE | _MODIFIER_AMBIGUOUS and not specific[0].endswith(("ing", "ed")) \
+            and not _domain_terms(specific[0])[0] and not _domain_terms(specific[0])[1] and dom_p:
+        head_p = set(_domain_terms(specific[1])[0])
+        phrases = [p for p in phrases if p not in head_p] + [specific[0]]
     if len(specific) == 1:
         phrases.append(specific[0])
     elif specific:
@@ -341,7 +352,8 @@ def _rule_tone(body: str, out: list[Check]) -> None:
                  r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
         out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
                           task_override=False, ask="start with the answer itself"))
-    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"):
+    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"
+                             r"(?!\s+(?:of\b|rent|water|weather|clothes|clothing|coats?|jackets?|climates?|places?|rooms?|food|meals?|drinks?|days?|months?|countr\w*|destinations?|beach\w*|layers?|-?up|colou?rs?|light))"):
         if not neg:
             out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
                                ask="add a friendly word or two"))
@@ -900,7 +912,7 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
                  r"paragraphs?|jargon|apolog\w*|comments?)\b", ylow):
         return
     phrases, rxs = _domain_terms(ylow)
-    codey = bool(_CODEY.search(body)) or bool(re.search(r"[._/@]", y))
+    codey = bool(_CODEY.search(body)) or bool(re.search(r"\w[._/@]\w|^[._/@]\w", y.strip()))
     out.append(Forbid(ylow, matcher([ylow, *phrases], tuple(rxs)), where="codeish" if codey else "any",
                       ask=f"use {m.group('x').strip()} instead" if "x" in m.groupdict() and m.group("x")
                       else f"keep {ylow} out of it"))
@@ -937,8 +949,13 @@ _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remem
 _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
                  "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm", "min", "mins", "hr", "hrs"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
-                 "duration": ["hour", "minute", "hrs", "mins"], "link": ["http", "www"],
+                 "duration": ["hour", "minute", "hrs", "mins"],
+                 "mileag": ["miles", "km", "odometer"], "link": ["http", "www"],
                  "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"]}
+_REQ_REGEX = {tx.stem(k): v for k, v in {
+    "number": (r"#\s?\d+", r"\b(?:no\.|nr\.?|n\u00ba)\s?\d+", r"\b\d{3,}\b"),
+    "timestamp": (r"\b\d{1,2}:\d\d\b",), "time": (r"\b\d{1,2}:\d\d\b", r"\b\d+\s?(?:min|h)\b"),
+    "date": (r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b",)}.items()}
 _REQ_SYNONYMS = {**_REQ_SYNONYMS, **{tx.stem(k): v for k, v in _REQ_SYNONYMS.items()}}
 _PREFER_HEADS = frozenset(tx.stem(w) for w in (
     "hotel", "flight", "seat", "restaurant", "room", "airline", "train", "car", "tour", "cuisine", "breakfast",
@@ -968,16 +985,20 @@ _CURRENCY = {"euro": (r"\u20ac", r"\beur\b", r"\beuros?\b"), "dollar": (r"\$", r
              "pound": (r"\u00a3", r"\bgbp\b", r"\bpounds? sterling\b"), "yen": (r"\u00a5", r"\bjpy\b", r"\byen\b")}
 
 
-_PRICE_CTX = r"(night|per night|a night|hotel|room|flight|ticket|meal|dinner|day|person|trip|stay)"
+_PRICE_CTX = r"(night|per night|a night|hotel|room|flight|ticket|meal|dinner|day|person|trip|stay|month|rent|week|budget)"
 
 
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
-    m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than)\s+"
+    m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than|"
+                  r"(?:nothing|not|never|no \w+)\s+(?:over|above|more than|pricier than|costing more than))\s+"
                   r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
     if m and re.search(_PRICE_CTX, low):
         ctx = re.search(_PRICE_CTX, low).group(1)
         out.append(PriceCap(int(m.group(1).replace(",", "")), matcher([ctx.split()[-1]])))
+        return
+    if m and re.search(r"[\u20ac$\u00a3]|\b(?:euros?|eur|dollars?|usd|pounds?|gbp)\b", m.group(0)):
+        out.append(PriceCap(int(m.group(1).replace(",", ""))))
         return
     m = re.search(r"^\s*(?:the\s+|a\s+|every\s+|each\s+|any\s+|all\s+)?(?P<subj>[\w\- ]{3,30}?)\s+(?:must|should|has to|"
                   r"have to|needs? to)\s+(?:always\s+)?(?:include|have|come with|offer|provide)\s+(?P<np>[^.;!?]+)", low)
@@ -1099,16 +1120,26 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         for w in cw:
             st = tx.stem(w)
             extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
-            groups.append(matcher([w] + [e for e in extra if e != "$"],
-                                  (r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()))
+            rxs = ((r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()) + _REQ_REGEX.get(st, ())
+            groups.append(matcher([w] + [e for e in extra if e != "$"], rxs))
         scope = [w for w in _content_words(m.groupdict().get("scope") or "")
                  if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
                                       "messages", "them", "it", "one")]
         about_words = tail[:1] + scope[:1]
+        rest = np[len(parts2[0]):] if len(parts2) > 1 else ""
+        doc = re.search(r"\bin\s+(?:the|your|my|all|each|every|any)\s+([\w\- ]{3,30})$", rest, re.I)
+        per_item = bool(re.match(r"\s*(?:for|of|on|in|with)\s+(?:each|every)\b", rest, re.I))
+        if doc:
+            about_words = [" ".join(_content_words(doc.group(1))[:2])] if _content_words(doc.group(1)) else []
+        elif per_item and not about_words:
+            item = _content_words(parts2[1])[:1]
+            about_words = [w for w in item if tx.stem(w) not in _GENERIC]
+        per_item = per_item and not doc and bool(about_words)
         for w in list(about_words):
             about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
         out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
-                                ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None))
+                                ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None,
+                                per_item=per_item))
     if out:
         return
     for m in re.finditer(_PREFER_RX, body, flags=re.I):
@@ -1149,11 +1180,16 @@ def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
         return "describes how to keep the work, not content to add"
     if head in _STATE_WORDS or (head.endswith("ed") and head not in _NOUN_ED) or head.endswith(("ly", "ous", "ful")):
         return "ends in a state word, not a content noun"
+    if re.search(r"\b(after|before|next to|beside|below|above|underneath|alongside|in (?:brackets|parentheses|quotes|"
+                 r"bold|italics?))\b", np.lower()):
+        return "says where or how to place something, which word presence cannot verify"
     if words and words[0] in ("it", "them", "things", "everything", "each", "every", "all") and len(cw) < 2:
         return "names no content"
     return ""
 
 
+_GENERIC_OPTIONS = frozenset(tx.stem(w) for w in ("options", "choices", "suggestions", "recommendations",
+                                                 "alternatives", "ideas", "picks"))
 _ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"
                r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?")
 
@@ -1161,12 +1197,18 @@ _ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaur
 def _rule_items(body: str, out: list[Check]) -> None:
     m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than)\s+" + _NUM +
                   r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\b", body, re.I)
+    if not m:
+        m = re.search(r"\b" + _NUM + r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\s+(?:at most|max(?:imum)?|tops|or fewer|"
+                      r"or less)\b", body, re.I)
     if m:
         n = tx.parse_number(m.group(1))
         noun = m.group(2).lower()
         head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
         about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") else noun
-        if n:
+        if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
+            out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
+                                                           "idea", "pick", "shortlist", "alternative", "which"])))
+        elif n:
             out.append(MaxItems(n, about.lower(), matcher([about])))
     if re.search(r"\bconventional[- ]commits?\b", body, re.I):
         out.append(CommitFormat(r"^(feat|fix|chore|docs|refactor|test|tests|style|perf|build|ci|revert)(\([^)]+\))?!?: \S"))

@@ -205,17 +205,20 @@ class Units(Check):
 _RANDOM_CALL = re.compile(r"\.sample\(|\bshuffle\(|train_test_split\(|\brandom\.\w+\(|np\.random\.\w+\(|"
                           r"\bpermutation\(|\brandint\(|\.choice\(|\bKFold\(|\bShuffleSplit\(|\brandn?\(|"
                           r"torch\.rand\w*\(|\bdefault_rng\(|\bsample_frac\(|\.sample_n\(")
+_TRAINING = re.compile(r"\bfor\s+epoch\b|\.backward\(\)|\boptimi[sz]er\.step\(|\btrain_epoch\(|\.fit\(", re.I)
 _SEEDED = re.compile(r"\b(seed|random_state|random_seed|rng_seed)\s*=\s*\w|\.seed\(\s*\w|manual_seed\(\s*\w|"
                      r"default_rng\(\s*\w|set\.seed\(\s*\w|RandomState\(\s*\w", re.I)
 
 
 @dataclass(frozen=True)
 class SeedCode(Check):
-    """Code that samples, shuffles or splits at random fixes a seed."""
+    """Code that samples, shuffles or splits at random (or trains a model, if asked) fixes a seed."""
+
+    training: bool = False
 
     def evaluate(self, view: View) -> Finding:
         code = view.code
-        m = _RANDOM_CALL.search(code)
+        m = _RANDOM_CALL.search(code) or (_TRAINING.search(code) if self.training else None)
         if not m:
             return Finding("not_applicable", "no random sampling in the code", topic="random seed")
         if _SEEDED.search(code):
@@ -901,10 +904,10 @@ class MinMentions(Check):
 
 
 _IMPERIAL = (r"\b\d+(?:\.\d+)?\s*(?:miles?|mi)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*mi(?:le)?\b", r"\bmph\b",
-             r"\b\d+(?:\.\d+)?\s*(?:feet|ft|yards?|yds?)\b", r"\b\d+(?:\.\d+)?\s*(?:lbs?|pounds|oz|ounces)\b",
+             r"\b\d+(?:\.\d+)?\s*(?:feet|ft|yards?|yds?|inch(?:es)?)\b", r"\b\d+(?:\.\d+)?\s*(?:lbs?|pounds|oz|ounces)\b",
              r"\d\s?\u00b0\s?F\b")
 _METRIC = (r"\b\d+(?:\.\d+)?\s*(?:km|kilomet\w+)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*km\b", r"\bkm/h\b",
-           r"\b\d+(?:\.\d+)?\s*(?:m|metres?|meters?|cm)\b", r"\b\d+(?:\.\d+)?\s*(?:kg|g|grams?|kilograms?)\b",
+           r"\b\d+(?:\.\d+)?\s*(?:m|metres?|meters?|cm|mm|centimet\w+)\b", r"\b\d+(?:\.\d+)?\s*(?:kg|g|grams?|kilograms?)\b",
            r"\d\s?\u00b0\s?C\b")
 
 
@@ -983,8 +986,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
     # random seeds
     if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and \
-            re.search(r"\b(seed|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
-        out.append(SeedCode())
+            re.search(r"\b(seeds?|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
+        out.append(SeedCode(training=bool(re.search(r"\btrain\w*\b", low))))
     # uncertainty beside estimates
     if re.search(r"\b(confidence intervals?|standard errors?|error bars?|margins? of error|uncertainty|"
                  r"credible intervals?|\bcis?\b)", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(confidence|"
@@ -1217,13 +1220,13 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if m and tx.parse_number(m.group(1)) is not None and m.group(2) not in _STOPWORDS:
         out.append(MinMentions(m.group(2), int(tx.parse_number(m.group(1)))))
     # metric vs imperial units
-    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?)\b", low):
-        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg)\b|\bmin/km\b|\bmetric\b", low) and \
+    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?|spacing|sizes?|dimensions?|widths?|depths?)\b", low):
+        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm)\b|\bmin/km\b|\bmetric\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
             out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,
                               ask="use metric units"))
             drop.add("*domain*")
-        elif re.search(r"\bin (miles|imperial|feet|pounds|lbs)\b|\bmin/mi(le)?\b|\bimperial\b", low) and \
+        elif re.search(r"\bin (miles|imperial|feet|inches|pounds|lbs)\b|\bmin/mi(le)?\b|\bimperial\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(imperial|miles)", low):
             out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True,
                               ask="use imperial units"))

@@ -183,6 +183,9 @@ REQUIRED_ACTIONS = {
 
 #: domain words -> concrete things that count as mentioning them (travel, food, lodging...)
 DOMAIN = {
+    "latex": ("~rx:\\\\(?:frac|sqrt|times|cdot|div|pm|leq?|geq?|neq|alpha|beta|theta|pi|sum|int|left|right|text)\\b",
+              "~rx:\\$\\$", "~rx:(?<![\\w$])\\$[^$\\n]{1,60}[=^_\\\\][^$\\n]{0,60}\\$(?![\\d])"),
+    "hashtag": ("~rx:(?<![\\w&#/])#[A-Za-z]\\w+",),
     "spicy": ("spicy", "chili", "chilli", "jalapeno", "jalapeño", "habanero", "sriracha", "vindaloo",
               "hot sauce", "szechuan", "sichuan", "fiery", "peri-peri", "nashville hot", "hot pot",
               "hotpot", "tom yum"),
