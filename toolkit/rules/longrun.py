@@ -138,7 +138,7 @@ TOPICS: tuple[Topic, ...] = (
 
 _NEW = (
     "From now on, {b}.",
-    "Please always {b} going forward.",
+    "Please {b} going forward.",
     "One rule for all future work: {b}.",
     "In future, {b}.",
 )
