@@ -31,6 +31,14 @@ def test_reproduce_gating_on_a_fact_file(tmp_path):
     for name in ("table_facts.csv", "warm_vs_universal.csv", "fig2_pool_size.csv",
                  "fig1_learning_dynamics.png", "fig2_pool_size.png", "report.md", "manifest.json"):
         assert (d / name).exists(), name
+    # each (benchmark, seed) sweep is logged as it finishes; --resume reuses the log, same numbers
+    log = d / "items" / "sweep.jsonl"
+    assert len(log.read_text().splitlines()) == 2
+    first = (d / "rhr.csv").read_bytes()
+    again = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert len(log.read_text().splitlines()) == 2  # nothing was redone
+    assert (d / "rhr.csv").read_bytes() == first
 
 
 def test_bad_fact_file_is_one_clear_line(tmp_path):

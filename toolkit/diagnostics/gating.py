@@ -19,6 +19,7 @@ Options (``--set k=v``): ``facts`` (JSONL of fact records), ``benchmarks`` (``S,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,15 @@ def _fig2(pool: pd.DataFrame, bench: str):
     return fig
 
 
+def _json_default(o: Any) -> Any:
+    """numpy scalars and arrays as plain JSON values (for the resumable item log)."""
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
 def run(ctx: RunContext) -> Result:
     """Tables 2-3 and Figs 1-2 of the memory-gating paper on simulated or given fact streams."""
     from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark, text_gate_decisions
@@ -150,32 +160,45 @@ def run(ctx: RunContext) -> Result:
     chosen: list[dict] = []
     unknowns: dict[str, int] = {}
     meta: dict[str, Any] = {"benchmarks": {}, "seeds": [], "quick": ctx.quick, "dim": dim}
-    last_bench = None
-    for bname, grid, facts_for in _sources(ctx, cfg):
-        for k in range(seeds):
-            seed = ctx.seed + k
-            bench = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim, seed=seed,
-                                      budgets=budgets)
-            tests = list(range(len(bench.streams)))[: int(n_tests) if n_tests else None]
-            gates, unk = text_gate_decisions(bench, model, users=tests)
-            for g, v in unk.items():
-                unknowns[g] = unknowns.get(g, 0) + v
-            res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs)
-            rows.extend(res.rhr_rows())
-            chosen.extend({"benchmark": bname, "seed": seed, **c} for c in res.chosen)
-            for pol in ("Cold-Start UCB", "Pre-trained Scorer", "Warm-Start UCB"):
-                for user in res.users:
-                    gain = res.f1[pol][user] - res.f1["Universal"][user]
-                    for j, b in enumerate(res.budgets):
-                        for dcl in range(10):
-                            if not np.isnan(gain[j, dcl]):
-                                f1_rows.append({"benchmark": bname, "seed": seed, "policy": pol,
-                                                "user": user, "budget": int(b), "decile": dcl + 1,
-                                                "f1_gain": float(gain[j, dcl])})
-            meta["benchmarks"][bname] = {**bench.meta, "n_train": bench.n_train,
-                                         "n_val": bench.n_val, "held_out_users": len(tests)}
-            meta["seeds"] = sorted(set(meta["seeds"]) | {seed})
-            last_bench = bench
+    sources = {bname: (grid, facts_for) for bname, grid, facts_for in _sources(ctx, cfg)}
+
+    def sweep_one(item: tuple[str, int]) -> dict[str, Any]:
+        """One benchmark at one seed; JSON-safe, so it is logged and skipped on --resume."""
+        bname, seed = item
+        grid, facts_for = sources[bname]
+        bench = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim, seed=seed,
+                                  budgets=budgets)
+        tests = list(range(len(bench.streams)))[: int(n_tests) if n_tests else None]
+        gates, unk = text_gate_decisions(bench, model, users=tests)
+        res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs)
+        gains = []
+        for pol in ("Cold-Start UCB", "Pre-trained Scorer", "Warm-Start UCB"):
+            for user in res.users:
+                gain = res.f1[pol][user] - res.f1["Universal"][user]
+                for j, b in enumerate(res.budgets):
+                    for dcl in range(10):
+                        if not np.isnan(gain[j, dcl]):
+                            gains.append({"benchmark": bname, "seed": seed, "policy": pol,
+                                          "user": user, "budget": int(b), "decile": dcl + 1,
+                                          "f1_gain": float(gain[j, dcl])})
+        out = {"rows": res.rhr_rows(), "chosen": [{"benchmark": bname, "seed": seed, **c}
+                                                  for c in res.chosen],
+               "f1": gains, "unknowns": unk,
+               "meta": {**bench.meta, "n_train": bench.n_train, "n_val": bench.n_val,
+                        "held_out_users": len(tests)}}
+        return json.loads(json.dumps(out, default=_json_default))
+
+    items = [(bname, ctx.seed + k) for bname in sources for k in range(seeds)]
+    done = ctx.map_items("sweep", items, lambda batch: [sweep_one(it) for it in batch],
+                         key=lambda it: f"{it[0]}-seed{it[1]}", batch_size=1)
+    for (bname, seed), out in zip(items, done, strict=True):
+        rows.extend(out["rows"])
+        chosen.extend(out["chosen"])
+        f1_rows.extend(out["f1"])
+        for g, v in out["unknowns"].items():
+            unknowns[g] = unknowns.get(g, 0) + v
+        meta["benchmarks"][bname] = out["meta"]
+        meta["seeds"] = sorted(set(meta["seeds"]) | {seed})
     rhr = pd.DataFrame(rows, columns=["benchmark", "policy", "budget", "seed", "micro", "macro"])
     f1 = pd.DataFrame(f1_rows)
     tables: dict[str, pd.DataFrame] = {"rhr": rhr}
@@ -198,14 +221,10 @@ def run(ctx: RunContext) -> Result:
     # Fig. 2: pre-training pool size on the largest benchmark, first seed
     fig_bench = "L" if "L" in names else names[-1]
     pool_rows = []
-    srcs = {n: (g, f) for n, g, f in _sources(ctx, cfg)}
-    if fig_bench in srcs and pool_sizes:
-        if last_bench is not None and last_bench.name == fig_bench and seeds == 1:
-            bench = last_bench
-        else:
-            g, facts_for = srcs[fig_bench]
-            bench = prepare_benchmark(fig_bench, facts_for(ctx.seed), grid=g, dim=dim,
-                                      seed=ctx.seed, budgets=budgets)
+    if fig_bench in sources and pool_sizes:
+        g, facts_for = sources[fig_bench]
+        bench = prepare_benchmark(fig_bench, facts_for(ctx.seed), grid=g, dim=dim,
+                                  seed=ctx.seed, budgets=budgets)
         fb = list(bench.budgets)
         fb = sorted({fb[min(1, len(fb) - 1)], fb[len(fb) // 2], fb[-1]})
         tests = list(range(len(bench.streams)))[: int(cfg["fig2_users"])]
