@@ -19,7 +19,13 @@ from toolkit.rules.resolution import (
     session_excerpts,
     validate,
 )
-from toolkit.rules.resolution_eval import affected, decision_correct, load_cases, target_correct
+from toolkit.rules.resolution_eval import (
+    CATEGORIES,
+    affected,
+    decision_correct,
+    load_cases,
+    target_correct,
+)
 
 LIB = [
     Rule(id="r1", behavior="Keep answers concise"),
@@ -41,15 +47,7 @@ def test_heldout_decision_accuracy_meets_the_bar() -> None:
     assert dec / len(cases) >= 13 / 16, dec
     assert tgt <= dec
     cats = {g.category for g in gold.values()}
-    assert {
-        "restatement",
-        "refinement",
-        "replacement",
-        "bundled",
-        "new",
-        "retraction",
-        "temporary",
-    } <= cats
+    assert set(CATEGORIES) <= cats
 
 
 def test_affected_rule_recall_is_complete_at_every_size() -> None:

@@ -436,6 +436,12 @@ def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:
     return cues.text.strip(" .") if extra else None
 
 
+def _add_proposal(cues: SegmentCues, q: str) -> Proposal:
+    """A new rule built from the correction's own behaviour, scope, conditions and exceptions."""
+    return Proposal("add", None, q, behavior=cues.behavior, scope=_scope_of(cues, None),
+                    conditions=cues.conditions, exceptions=cues.exceptions)
+
+
 def _revision(cues: SegmentCues, rule: Rule, quote: str) -> Proposal:
     """A revise proposal: the rule's requirement with the clause's scope/conditions/exceptions."""
     return Proposal(
@@ -517,34 +523,14 @@ def _decide(
     if rule is None and cues.restatement and cues.text.rstrip().endswith("?"):
         return [], ambiguous  # "Why are you still doing X?": a complaint, not a new rule
     if rule is None:
-        return [
-            Proposal(
-                "add",
-                None,
-                q,
-                behavior=cues.behavior,
-                scope=_scope_of(cues, None),
-                conditions=cues.conditions,
-                exceptions=cues.exceptions,
-            )
-        ], ambiguous
+        return [_add_proposal(cues, q)], ambiguous
     if cues.exceptions and _new_applicability(cues, rule) and not cues.replacement:
         return [_revision(cues, rule, q)], ambiguous
     if cues.widen and not cues.replacement and not _conflicts(cues.text, rule.behavior):
         # "X too, not just Y": the same requirement reaches further
         return [_revision(cues, rule, q)], ambiguous
     if cues.conditions and _other_trigger(cues, rule) and not cues.replacement:
-        return [
-            Proposal(
-                "add",
-                None,
-                q,
-                behavior=cues.behavior,
-                scope=_scope_of(cues, None),
-                conditions=cues.conditions,
-                exceptions=cues.exceptions,
-            )
-        ], ambiguous
+        return [_add_proposal(cues, q)], ambiguous
     flipped = (
         not _agrees(cues.text, rule.behavior)
         and _negated(cues.behavior) != _negated(rule.behavior)
@@ -616,17 +602,7 @@ def _decide(
         and _differs(cues, rule)
     ):
         # related but not the same requirement: a rule is reused only when it already says this
-        return [
-            Proposal(
-                "add",
-                None,
-                q,
-                behavior=cues.behavior,
-                scope=_scope_of(cues, None),
-                conditions=cues.conditions,
-                exceptions=cues.exceptions,
-            )
-        ], ambiguous
+        return [_add_proposal(cues, q)], ambiguous
     return [Proposal("reuse", rule.id, q)], ambiguous
 
 
