@@ -6,8 +6,7 @@ and nothing runs at import time.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolkit._lazy import lazy_exports
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -55,14 +54,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("toolkit", _EXPORTS, globals())

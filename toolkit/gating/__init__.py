@@ -5,8 +5,7 @@ Import-light: names resolve lazily from their submodules on first access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolkit._lazy import lazy_exports
 
 #: public name -> submodule that defines it
 _EXPORTS: dict[str, str] = {
@@ -31,14 +30,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'toolkit.gating' has no attribute {name!r}")
-    value = getattr(importlib.import_module(mod), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("toolkit.gating", _EXPORTS, globals())
