@@ -19,6 +19,7 @@ from toolkit.simuser import text as tx
 Verdict = Literal["violated", "satisfied", "not_applicable", "unknown"]
 CODE_EXT = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".sh", ".c", ".cc",
             ".cpp", ".h", ".kt", ".swift", ".php", ".cs", ".scala", ".sql", ".mjs", ".cjs")
+DOC_EXT = (".md", ".markdown", ".txt", ".rst", ".tex", ".html", ".htm", ".csv", ".eml", ".ics")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,14 @@ class View:
                               r"test|repo|code|patch|feature|migration|build|lint|api|pr)\b",
                               self.task.lower()))
 
+    @cached_property
+    def documents(self) -> str:
+        """Text documents the agent delivered in the workspace: files the reply or task names (a saved draft)."""
+        said = self.reply + "\n" + self.task
+        docs = [body for path, body in sorted((self.artifacts or {}).items())
+                if path.lower().endswith(DOC_EXT) and (path in said or path.rsplit("/", 1)[-1] in said)]
+        return "\n".join(docs)
+
     def region(self, where: str) -> str:
         if where == "code":
             return self.code
@@ -110,7 +119,7 @@ class View:
             if len(paras) > 1 and 0 < len(last) <= 3:
                 return " ".join(last)
             return " ".join(self.sentences[-2:]) if len(self.sentences) > 2 else " ".join(self.sentences[-1:])
-        return self.reply
+        return self.reply + ("\n" + self.documents if self.documents else "")
 
 
 @dataclass(frozen=True)
@@ -128,8 +137,8 @@ class Matcher:
         for rx in self.regexes:
             for m in re.finditer(rx, text, flags=re.I | re.M):
                 if affirmative and m.start() > 0 and not tx.EMOJI_RE.match(m.group(0)) and \
-                        tx.negated_at(text, m.start(), window=3):  # an emoji is never a negated mention
-                    continue
+                        (tx.negated_at(text, m.start(), window=3) or tx.free_suffix(text, m.end())):
+                    continue  # an emoji is never a negated mention
                 spans.append((m.start(), m.end()))
         return sorted(set(spans))
 
@@ -217,6 +226,7 @@ class Forbid(Check):
     task_override: bool = True
     ask: str = ""
     about: Matcher | None = None
+    skip_before: str = ""  # a hit preceded (same clause) by this regex does not count, e.g. 'arrives' for departures
 
     def evaluate(self, view: View) -> Finding:
         if self.about is not None and not (self.about.find(view.reply, affirmative=False)
@@ -226,6 +236,9 @@ class Forbid(Check):
             return Finding("not_applicable", f"the task itself asks for {self.label}", topic=self.label)
         text = view.region(self.where)
         hits = self.match.find(text)
+        if self.skip_before:
+            hits = [(s, e) for s, e in hits if not re.search(
+                self.skip_before + r"[^.;!?\n,]{0,30}$", text[max(0, s - 40): s], re.I)]
         if hits:
             s, e = hits[0]
             return Finding("violated", f"there's \u201c{text[s:e]}\u201d in there (\u201c{tx.snippet(text, s, e)}\u201d)",

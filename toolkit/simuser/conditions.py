@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from toolkit.simuser import lexicons as lx
 from toolkit.simuser import text as tx
-from toolkit.simuser.checks import View
+from toolkit.simuser.checks import Check, Finding, View
 
 #: words that name a kind of file or language, with the file endings and words that show it
 LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -136,15 +137,65 @@ def _enumerates(view: View) -> tuple[bool, str]:
     return False, "the reply does not list steps or options"
 
 
+_DELIVERY_COND = re.compile(
+    r"\b(?:the|your|a|my) (?:reply|answer|response|message|output|draft)\b|\bthere(?:'s| is| are)\b|"
+    r"\b(?:reply|answer|response|it|you)\s+(?:\w+\s+)?(?:lists?|reports?|gives?|includes?|contains?|mentions?|quotes?|"
+    r"shows?|has|produces?|saves?|cites?|listing|reporting|giving|including|quoting|showing|saving)\b|"
+    r"\bfile it produces\b|\b(?:lists?|reports?)\s+(?:two|three|four|five|several|\d)")
+_NUMBERS = re.compile(r"(?<![\w.])[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\s?(?:%|k\b|m\b)?")
+_MONEY = (r"[$\u20ac\u00a3]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:euros?|eur|dollars?|usd|pounds?|gbp|k\b)")
+_PATH_COND = re.compile(r"(?<![\w/])((?:[\w.-]+/)+)(?=[\s,.;)]|$)")
+
+
+def _paths_said(view: View) -> list[str]:
+    """Workspace paths plus paths the task or reply names."""
+    rx = r"[\w\-./]+/[\w\-.]+|[\w\-]+\.\w{1,5}\b"
+    return [p.lower() for p in (view.artifacts or {})] + [p.lower() for p in re.findall(rx, view.task + "\n" +
+                                                                                     view.reply)]
+
+
+def _special(low: str, view: View) -> tuple[bool, str] | None:
+    """Conditions with a direct reading: file counts, figure counts, folders."""
+    m = re.search(r"(more|fewer|less) than (\w+) files?\b", low)
+    if m:
+        files = set(view.artifacts or {}) | set(re.findall(r"\b[\w\-/]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|css|scss|"
+                                                         r"html|md|sql|ya?ml|json|toml|sh)\b", view.reply))
+        n = tx.parse_number(m.group(2)) or 0
+        k = len(files)
+        ok = k > n if m.group(1) == "more" else k < n
+        return ok, f"{k} files touched"
+    m = re.search(r"\b(two|three|four|five|six|\d+|several|multiple|a couple of|more than (?:one|two|a couple of)|"
+                  r"a few)\s+(?:or more\s+)?(?:\w+\s+)?(figures|numbers|amounts|costs|prices|metrics|values|sums)\b", low)
+    if m or re.search(r"\b(?:report|give|gives|giving|reporting|list|lists)\w*\s+(?:\w+\s+)?(figures|numbers|metrics|"
+                      r"amounts|costs)\b", low):
+        word = m.group(1) if m else "two"
+        n = tx.parse_number(word.split()[-1]) if word.split()[-1] not in ("several", "multiple", "few", "of") else 2
+        n = (n or 2) + (1 if word.startswith("more than") else 0)
+        text = tx.prose(view.reply) + "\n" + view.documents
+        if (m.group(2) if m else "") in ("amounts", "costs", "prices", "sums") or re.search(r"\b(costs|amounts)\b", low):
+            units = [ln for ln in text.splitlines() if re.match(r"\s*([-*\u2022|]|\d+[.)])", ln)] \
+                if re.search(r"\blists?\b|\blisting\b", low) else [text]
+            k = sum(len(re.findall(_MONEY, u, re.I)) for u in units)
+            return k >= n, f"the reply lists {k} amounts of money"
+        k = len([x for x in _NUMBERS.findall(text) if not re.fullmatch(r"(19|20)\d\d", x.strip())])
+        return k >= n, f"the reply has {k} figures"
+    m = _PATH_COND.search(low)
+    if m and re.search(r"\b(under|in|inside|within|lives?|living|from|to|into)\s+(?:the\s+)?" + re.escape(m.group(1)), low):
+        folder = m.group(1).lower()
+        ok = any(p.startswith(folder) or "/" + folder in p for p in _paths_said(view))
+        return ok, f"{'a' if ok else 'no'} path under {folder}"
+    return None
+
+
 def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool | None, str]:
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason."""
     low = cond.lower().strip()
-    m = re.search(r"(more|fewer|less) than (\w+) files", low)
-    if m and view.artifacts is not None:
-        n = tx.parse_number(m.group(2)) or 0
-        k = len(view.artifacts)
-        ok = k > n if m.group(1) == "more" else k < n
-        return ok, f"{k} files in the workspace"
+    special = _special(low, view)
+    if special is not None:
+        return special
+    delivery = bool(_DELIVERY_COND.search(low)) and not re.search(
+        r"\b(?:reply|answer|response|message|output|draft)\s+(?:is|is for|goes to|will be)\b", low)
+    wide = wide or delivery
     ctx = _context(view, wide)
     ctx_low = ctx.lower()
     ctx_stems = {t.stem for t in tx.tokens(ctx_low)}
@@ -158,8 +209,10 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                                r"fri|satur|sun)day\s*(to|-|until|through)\s*(mon|tues|wednes|thurs|fri|satur|sun)day\b|"
                                r"\b(saturday and sunday|friday to)", view.task.lower()))
         return multi, "the task spans several days" if multi else "the task is not a multi-day trip"
-    if re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
-                 r"\b(implement|fix)\w*\b|^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low):
+    if (re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
+                  r"^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low) or
+            re.search(r"\b(implement|fix)\w*\b", low) and not re.search(
+                r"\b(typos?|links?|wording|spelling|comments?|docs?|documentation|migrations?|tests?|notebooks?)\b", low)):
         ok = view.changes_code
         return ok, "the delivery changes code" if ok else "no code change"
     if re.search(r"\b(lists?|listing|gives?|giving|has|have|contains?|includes?|several|multiple|many|more than "
@@ -209,6 +262,29 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
         if _has(ctx_low, ctx_stems, w) or any(_has(ctx_low, ctx_stems, s) for s in syns):
             matched.append(w)
     need = max(1, math.ceil(len(kws) / 2))
-    ok = salient_hit or (len(matched) >= need and not wide)
+    ok = salient_hit or (len(matched) >= need and (delivery or not wide))
     return ok, (f"condition words found: {', '.join(matched)}" if matched else
                 f"none of {', '.join(kws[:5])} in the {'delivery' if wide else 'task'}")
+
+
+@dataclass(frozen=True)
+class Conditional(Check):
+    """A check from a clause with its own condition ("If a section runs past 150 words, split it")."""
+
+    inner: Check
+    when: tuple[str, ...]
+    unless: tuple[str, ...] = ()
+
+    def evaluate(self, view: View) -> Finding:
+        for exc in self.unless:
+            ok, why = condition_holds(exc, view)
+            if ok:
+                return Finding("not_applicable", f"exception {exc!r} holds ({why})")
+        for cond in self.when:
+            ok, why = condition_holds(cond, view, wide=True)
+            if not ok:
+                return Finding("not_applicable", f"condition {cond!r} does not hold ({why})")
+        return self.inner.evaluate(view)
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} (if {'; '.join(self.when)})"

@@ -42,7 +42,7 @@ from toolkit.simuser.checks import (
     Unknown,
     matcher,
 )
-from toolkit.simuser.conditions import SYNONYMS
+from toolkit.simuser.conditions import SYNONYMS, Conditional
 
 _GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
 _NOISE = frozenset(lx.ADJECTIVE_NOISE | {tx.stem(w) for w in lx.ADJECTIVE_NOISE})
@@ -462,8 +462,9 @@ def _rule_format(body: str, out: list[Check]) -> None:
     if re.search(r"\b(as|in) (a |unified )?(diffs?|patch(es)?)\b|\bdiff format\b", low):
         out.append(Require("a diff", Matcher((), (r"^\s*[+-](?![+-])\s?\S", r"^@@", r"```diff")),
                            about=Matcher((), (r"```",)), ask="show me the change as a diff"))
-    m = re.search(r"\bjson\b", low)
-    if m and not _neg_before(body, m.start()):
+    m = re.search(r"(?<![.\w-])json\b(?!\s*(?:files?|config|schemas?|lockfiles?|lock)\b)", low)
+    if m and not _neg_before(body, m.start()) and re.search(r"\b(return|output|respond|reply|answer|format|give|"
+                                                            r"send|as|in|valid|only|with|emit|print)\w*\b", low):
         fields = re.findall(r"`([A-Za-z_][\w\-]*)`", body) or re.findall(r"\"([A-Za-z_][\w\-]*)\"", body)
         if not fields:
             fm = re.search(r"\b(?:fields?|keys?|properties)\s*(?:called|named|:)?\s+([\w, ]+?)(?:[.;]|$)", body, re.I)
@@ -644,7 +645,8 @@ def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
                 g = "install"
             if s in _DEP_STEMS:
                 g, rest = "install", [words_[i]] + rest
-            if g in ("run", "create", "modify"):
+            pathish = any(tx.stem(w) in ("fil", "folder", "directory", "dir") or re.search(r"[/.]\w", w) for w in rest)
+            if g in ("run", "create", "modify") and not (g == "modify" and pathish):
                 for w in rest:
                     st2 = tx.stem(w)
                     g2 = lx.ACTION_TRIGGERS.get(st2) or next(
@@ -669,9 +671,10 @@ def _objects(words_: list[str]) -> Matcher:
 def _objects_plain(words_: list[str]) -> Matcher:
     stems: list[str] = []
     weak: list[str] = []
+    folder = any(tx.stem(w) in ("folder", "directory", "dir") for w in words_)
     for w in words_:
         s = tx.stem(w)
-        if s in _GENERIC or s in _NOISE or s in lx.ACTION_TRIGGERS or w.lower() in ("existing", "current", "old",
+        if s in _GENERIC or s in _NOISE or (s in lx.ACTION_TRIGGERS and not folder) or w.lower() in ("existing", "current", "old",
                                                                                   "make", "pass", "them", "it",
                 "anything", "something", "things", "stuff", "change", "changes", "code", "work", "directly",
                 "against", "on", "in", "to", "into",
@@ -988,6 +991,20 @@ _CURRENCY = {"euro": (r"\u20ac", r"\beur\b", r"\beuros?\b"), "dollar": (r"\$", r
 _PRICE_CTX = r"(night|per night|a night|hotel|room|flight|ticket|meal|dinner|day|person|trip|stay|month|rent|week|budget)"
 
 
+def _literal_code(part: str) -> tuple[str, str] | None:
+    """A forbidden code token written literally ("SELECT *", "rm -rf", "!important"): (label, regex).
+
+    Word stems would lose the symbol that makes it a violation (any SELECT is not SELECT *).
+    """
+    core = re.split(r"\s+(?:in|on|for|from|within|inside|anywhere|when|with)\b", part.strip(), maxsplit=1,
+                    flags=re.I)[0].strip(" ,\"'`")
+    if not re.search(r"[*=<>!|&$@#{}\[\]]|(?:^|\s)--?[a-z]", core) or len(core) > 30 or len(tx.words(core)) > 4:
+        return None
+    toks = [re.escape(t) for t in core.split()]
+    rx = r"(?<![\w])" + r"\s*".join(toks) + (r"(?!\w)" if re.search(r"\w$", core) else "")
+    return core, rx
+
+
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
     m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than|"
@@ -1056,7 +1073,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
         rx = (rf"\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
         out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
-                          ask=f"move it to after {m.group(1)} in the morning"))
+                          ask=f"move it to after {m.group(1)} in the morning",
+                          skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
+                          if re.search(r"\b(depart\w*|leav\w*|flights?|trains?|buses|bus|start\w*)\b", low) else ""))
         return
     m = re.search(r"\b(direct|non-?stop) flights?\b|\bno (layovers?|connections|stopovers?)\b", low)
     if m:
@@ -1084,6 +1103,10 @@ def _rule_domain(body: str, out: list[Check]) -> None:
             continue
         for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
             if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
+                continue
+            lit = _literal_code(part)
+            if lit:
+                out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="reply", ask=f"drop the {lit[0]}"))
                 continue
             mt = _subject_terms(part)
             if mt is not None:
@@ -1233,8 +1256,60 @@ def _quoted_examples(text: str) -> list[str]:
     return [re.sub(r"[.!?,\u2026]+$|\.\.\.$", "", o).strip() for o in out]
 
 
+_DOUBLE_NEG = (
+    (r"\b(?:don't|do not|never|please don't|please do not)\s+(?:ever\s+)?(?:forget|neglect|fail)\s+to\s+", "always "),
+    (r"\b(?:don't|do not|never)\s+(?:ever\s+)?(?:leave out|omit|skip|drop|forget(?: about)?|miss|leave off)\s+",
+     "always include "),
+    (r"\bremember to\s+", "always "),
+)
+
+
+def positive_form(text: str) -> str:
+    """Rewrite double negatives ("never leave out X", "don't forget to X") as the requirement they state."""
+    t = text.replace("\u2019", "'")
+    for rx, rep in _DOUBLE_NEG:
+        t = re.sub(rx, rep, t, flags=re.I)
+    return re.sub(r"(^|[.!?]\s+)(always)", lambda m: m.group(1) + "Always", t)
+
+
+_DONE_COND = re.compile(r"^\s*(?:when|once|after|before)\s+(?:you(?:'re| are| have|'ve)?\s+)?(?:done|finished|"
+                        r"finish\w*|hand(?:ing)?\b[^,]{0,30}\bback|wrap(?:ping)? up|report(?:ing)? back|are through)"
+                        r"[^,]{0,20},\s*", re.I)
+
+
+def local_clauses(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Split off later sentences that carry their own condition ("If a section runs long, split it").
+
+    Their condition must gate only their own checks, not the whole preference.
+    """
+    sents = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+    main: list[str] = []
+    local: list[tuple[str, str]] = []
+    for i, sent in enumerate(sents):
+        sent = _DONE_COND.sub("", sent)
+        m = _LEAD_COND.match(sent)
+        if i > 0 and main and m and re.match(r"\s*(?:if|when(?:ever)?|once)\b", sent, re.I):
+            local.append((m.group("c").strip(), m.group("b")))
+        else:
+            main.append(sent[:1].upper() + sent[1:] if sent else sent)
+    return " ".join(main), local
+
+
 def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     """Checks, inline conditions and inline exceptions recognised in a preference text."""
+    text = positive_form(text)
+    text, local = local_clauses(text)
+    checks, conds, excs = _compile_main(text)
+    extra: list[Check] = []
+    for cond, clause in local:
+        sub, sub_conds, sub_excs = _compile_main(clause)
+        extra += [Conditional(c, (cond, *sub_conds), tuple(sub_excs)) for c in sub if not isinstance(c, Unknown)]
+    if extra:
+        checks = tuple(c for c in checks if not isinstance(c, Unknown)) + tuple(extra)
+    return checks, conds, excs
+
+
+def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     body, conds, excs = split_conditions(text)
     body = re.sub(r"\b(?:a couple of|a couple|a pair of)\s+(?=(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|"
                   r"bullets?|bullet points?|items?)\b)", "two ", body, flags=re.I)
@@ -1253,6 +1328,10 @@ def compile_text(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     out = kind_checks + out
     if not out:
         _rule_domain(body, out)
+    if not any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
+        ex = kinds.example_forbid(text)
+        if ex is not None:
+            out = [*out, ex]
     if not out:
         out.append(Unknown())
     examples = _quoted_examples(text)

@@ -381,7 +381,10 @@ _IZE_SAFE = frozenset("size prize seize capsize baize maize citize".split())
 
 def _spelling_hits(text: str, variant: str) -> list[str]:
     """Words in ``text`` spelled the other way from ``variant`` ('british' or 'american')."""
-    low = tx.prose(text).lower()
+    body = re.sub(r"[\"\u201c][^\"\u201d\n]{0,80}[\"\u201d]|(?<!\w)['\u2018][^'\u2019\n]{0,60}['\u2019](?!\w)", " ",
+                  tx.prose(text))
+    body = re.sub(r"(?<=[a-z,;] )[A-Z][a-z]+(?:\s+(?:for|of)\s+[A-Z][a-z]+)?", " ", body)
+    low = body.lower()
     words = re.findall(r"[a-z]+", low)
     hits = []
     pairs = [(us, uk) for us, uk in _US_UK if us not in ("program", "check", "tire", "mom", "meter")] \
@@ -846,17 +849,41 @@ class CallToAction(Check):
     """The reply closes with a call to action (an imperative inviting the reader to act)."""
 
     def evaluate(self, view: View) -> Finding:
-        sents = [x for x in view.sentences if x.strip()]
+        sents = [x for x in view.sentences if x.strip() and not re.fullmatch(r"(\s*#\w+)+\s*", x)]
         if not sents:
             return Finding("not_applicable", "empty reply", topic="call to action")
-        last = sents[-1].strip().strip('"\u201c\u201d')
-        if any(re.search(rx, last, re.I) for rx in _CTA_RX):
+        tail = [x.strip().strip('"\u201c\u201d') for x in sents[-2:]]
+        if any(re.search(rx, last, re.I) for rx in _CTA_RX for last in tail) or \
+                re.search(r"https?://\S+|\b[\w-]+\.(?:com|co|io|org|net|shop|store)(?:/\S*)?", " ".join(tail)):
             return Finding("satisfied", "it ends with a call to action", topic="call to action")
         return Finding("violated", "it ends without a call to action", "close with a call to action",
                        "call to action")
 
     def describe(self) -> str:
         return "ends with a call to action"
+
+
+@dataclass(frozen=True)
+class MaxCount(Check):
+    """At most ``n`` occurrences of a mark in the prose ("one exclamation mark per piece at most")."""
+
+    label: str
+    rx: str
+    n: int
+
+    def evaluate(self, view: View) -> Finding:
+        k = len(re.findall(self.rx, tx.prose(view.reply)))
+        if k > self.n:
+            return Finding("violated", f"{k} {self.label} where I allow {self.n}",
+                           f"keep it to {self.n} {self.label} at most", self.label)
+        return Finding("satisfied", f"{k} {self.label} (limit {self.n})", topic=self.label)
+
+    def describe(self) -> str:
+        return f"at most {self.n} {self.label}"
+
+
+_COUNTED = {"exclamation": ("exclamation marks", r"(?<![=!<>])!(?!=)"),
+            "emoji": ("emoji", tx.EMOJI_RE.pattern), "question": ("question marks", r"\?(?=\s|$)")}
 
 
 _ACRONYMS = frozenset("HTTP HTTPS JSON HTML NASA ASAP FAQ UTC USD EUR GBP GDPR CEO CTO API APIS SDK URL PDF CSV SQL "
@@ -923,6 +950,41 @@ def _quoted(text: str) -> list[str]:
     return [o.strip(" .") for o in out if o.strip(" .")]
 
 
+_NEG_CLAUSE = re.compile(r"\b(?:never|don't|do not|no|avoid|skip|cut|drop|ban|without|not|leave out|keep out|"
+                         r"stay away from|steer clear of|nothing)\b|\b(?:don't|doesn't|do not) belong\b|\bbanned\b", re.I)
+
+
+def example_forbid(text: str) -> Forbid | None:
+    """A ban on unquoted examples of things to avoid ("cut filler like circle back, synergy", "(Dyson, Philips)")."""
+    items = _example_list(text)
+    if not items:
+        return None
+    pats = tuple(r"(?<!\w)" + re.escape(x).replace(r"\ ", r"[\s-]+") + r"(?!\w)" for x in items)
+    return Forbid("the things you asked me to avoid", Matcher((), pats), task_override=False,
+                  ask="drop " + ", ".join(f"\u201c{x}\u201d" for x in items[:3]))
+
+
+def _example_list(text: str) -> list[str]:
+    """Unquoted examples of things to avoid: 'words like seamless, powerful or blazing fast'."""
+    t = text.replace("\u2019", "'")
+    found: list[str] = []
+    for m in re.finditer(r"(?:\b(?:like|such as|e\.g\.,?|for example|including|for instance)\s+|\()"
+                         r"(?P<l>[^.;:()\"\u201c]{3,160}?)(?=\)|[.;:]|$|\s+(?:don't|do not|doesn't|are|is|in|on)\b)", t):
+        start = max(t.rfind(".", 0, m.start()), t.rfind(";", 0, m.start())) + 1
+        end_m = re.search(r"[.;]", t[m.end():])
+        clause = t[start: m.end() + (end_m.start() if end_m else len(t))]
+        if not _NEG_CLAUSE.search(clause):
+            continue
+        raw = re.sub(r"\s*(?:,?\s*(?:and|or|etc\.?|and so on|or similar|and the like|\.\.\.|\u2026)\s*)+$", "",
+                     m.group("l").strip())
+        parts = [x.strip(" ,'") for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", raw)]
+        parts = [x for x in parts if x and len(x.split()) <= 3 and not re.match(r"(the|a|an|my|your|our|any|if|"
+                                                                                  r"when|so|that)\b", x, re.I)]
+        if len(parts) >= 2 and all(len(x) >= 2 for x in parts):
+            found += parts
+    return list(dict.fromkeys(found))
+
+
 def _number(word: str) -> int | None:
     w = word.lower()
     if w.isdigit():
@@ -978,7 +1040,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         elif re.search(_DATE_STYLES["mdy"], low, re.I) or re.search(r"\bmonth day,? year\b", low):
             out.append(DateFormat("mdy", "month day, year (March 5, 2025)"))
     # decimal places
-    m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimal(?: places?| points?| digits?)?|dp|"
+    m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimals?(?: places?| points?| digits?)?|dp|"
                   r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
     if m and re.search(r"\b(round|decimal|dp|digits?|precision|no more than|at most|max)\b", low):
         n = _number(m.group(1))
@@ -990,7 +1052,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(SeedCode(training=bool(re.search(r"\btrain\w*\b", low))))
     # uncertainty beside estimates
     if re.search(r"\b(confidence intervals?|standard errors?|error bars?|margins? of error|uncertainty|"
-                 r"credible intervals?|\bcis?\b)", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(confidence|"
+                 r"credible intervals?|\b\d\d\s?% cis?\b|\bcis? (?:of|around|for)\b|\b(?:a|the|with|or) cis?\b(?! runner| pipeline| job| config))", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(confidence|"
                                                                         r"standard|error|uncertaint)", low):
         out.append(Uncertainty())
         drop.add("a confidence estimate")
@@ -1014,9 +1076,11 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
     if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
+        after_with = re.search(r"\bwith\s*:?\s*[\"\u201c']([^\"\u201d\n]{1,80}?)[\"\u201d']",
+                               text.replace("\u2019", "'"))
         if re.search(r"\b(sign(ed)?[- ]off|end|close|finish|conclude)\w*\b[^.]{0,40}\bwith\b", low) or \
                 re.search(r"\bsign[- ]?off\b", low):
-            out.append(Bookend(q[-1], "end"))
+            out.append(Bookend(after_with.group(1).strip(" .") if after_with else q[-1], "end"))
             drop.add("*domain*")
         elif re.search(r"\b(start|open|begin|greet)\w*\b[^.]{0,40}\bwith\b", low):
             out.append(Bookend(q[0], "start"))
@@ -1046,6 +1110,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             q_neg += _quoted(tail)
     q_fb = q_neg
     if q_fb and (re.search(r"[,;]\s*(never|not)\s+[\"\u201c']", text.replace("\u2019", "'"), re.I) or
+                 re.search(r"\b(?:never|don't|do not|avoid|stop|no)\b[^.;\"\u201c]{0,40}[\"\u201c]",
+                           text.replace("\u2019", "'"), re.I) or
                  re.search(r"\b(avoid|ban|never use|don't use|do not use|never say|don't say|do not say)\w*\b"
                            r"[^.;\"\u201c]{0,30}[\"\u201c]", text.replace("\u2019", "'"), re.I)) or q_fb and re.search(
             r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
@@ -1128,9 +1194,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             re.search(r"\b(language (tag|hint|identifier|name)|syntax highlighting|tagged with|info string)\b", low):
         out.append(FenceLanguage())
     # SQL keyword case
-    m = re.search(r"\bsql\b[^.]{0,30}\b(upper|lower)[- ]?case\b|\b(upper|lower)[- ]?case\b[^.]{0,30}\bsql\b", low)
+    m = re.search(r"\bsql\b[^.]{0,30}\b(upper|lower)[- ]?case\b|\b(upper|lower)[- ]?case\b[^.]{0,30}\bsql\b", low) or \
+        re.search(r"\b(?:sql\s+)?keywords?\b[^.]{0,20}\b(?:in\s+)?(upper|lower|capitals|caps|capitali[sz]ed|all[- ]caps)\b", low)
     if m:
-        out.append(SqlCase(upper=(m.group(1) or m.group(2)) == "upper"))
+        out.append(SqlCase(upper=(m.group(1) or m.group(2)) != "lower"))
     # sentence / title case for titles
     m = re.search(r"\b(titles?|headings?|headlines?|headers?)\b[^.]{0,30}\b(sentence|title)[- ]case\b|"
                   r"\b(sentence|title)[- ]case\b[^.]{0,30}\b(titles?|headings?|headlines?|headers?)\b", low)
@@ -1206,12 +1273,21 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                           where="code", task_override=False,
                           ask=f"remove the {ids[0]} calls"))
         drop.add(f"*forbid-containing:{ids[0].split('.')[0].lower()}*")
+    # at most N exclamation marks / emoji
+    m = re.search(r"\b(\d|one|two|three|four|five|a single|single)\s+(exclamation|emoji|question)", low)
+    if m and re.search(r"\b(at most|no more than|not more than|max(?:imum)?|only|just|up to|tops|per|limit\w*)\b", low):
+        label, rx = _COUNTED[m.group(2)]
+        n = _number(m.group(1).replace("a single", "one").replace("single", "one"))
+        if n is not None:
+            out.append(MaxCount(label, rx, n))
+            drop.add(f"*forbid:{label}*")
     # call to action at the end
     if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
         out.append(CallToAction())
         drop.add("*requireterms*")
     # all caps for emphasis
-    if re.search(r"\ball[- ]caps\b|\bcapital letters\b|\bshout", low) and re.search(rf"\b{_NEG}\b", low):
+    if (re.search(r"\ball[- ]caps\b|\bcapital letters\b", low) or re.search(r"\bshout", low) and not
+            re.search(r"\bexclamation", low)) and re.search(rf"\b{_NEG}\b", low):
         out.append(NoShouting())
         drop.add("*domain*")
     # at least N <thing> items

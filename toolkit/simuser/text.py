@@ -116,17 +116,31 @@ def heading_lines(text: str) -> list[str]:
 
 
 def negated_at(text: str, start: int, window: int = 5) -> bool:
-    """Whether a negator sits in the few words before ``start`` within the same clause."""
+    """Whether a negator (or a warning such as 'many contain') sits in the few words before ``start``."""
     head = text[max(0, start - 80): start]
     head = re.split(r"[.;!?\n]|\bbut\b|\bhowever\b|\bthough\b", head.lower())[-1]
+    for _ in range(3):  # "not part of Marriott or Hilton": the negation reaches across a coordination
+        shorter = re.sub(r"\b(?!(?:no|not|never|without|nor)\b)[\w'-]+\s*(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b)\s*$",
+                         "", head)
+        if shorter == head:
+            break
+        head = shorter
     tail = " ".join(head.split()[-window:])
+    if re.search(r"\b(?:may|might|can|often|usually|many|most|some|which|that|it|they)\s+(?:also\s+)?contains?\s+"
+                 r"(?:\w+\s+){0,1}$|\b(?:instead of|rather than|in place of|swap(?:ped)? out|replaced?|watch out for|"
+                 r"check (?:the label )?for|free from|free of)\s+(?:the\s+|any\s+)?(?:\w+\s+){0,1}$", tail + " "):
+        return True
     if re.search(r"-\s*$", head) and re.search(r"\bnon\s*-?\s*$", head):
         return True
     return bool(_NEG_RE.search(tail))
 
 
 _POST_NEG = re.compile(r"^[^.;!?\n]{0,40}?\b(are|is|were|was|got|been|i)\s+(skipped|excluded|avoided|left out|"
-                       r"ruled out|removed|dropped|filtered out|not included|omitted)\b")
+                       r"ruled out|removed|dropped|filtered out|not included|omitted)\b|"
+                       r"^[^.;!?\n]{0,50}?\b(?:but|so|and|which)\s+(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+"
+                       r"(?:deliberately\s+|intentionally\s+)?(?:left|kept|taken|took|skipped|dropped|removed|excluded|"
+                       r"ruled|swapped|replaced|avoided)\s+(?:it|them|that|those|this)\b|"
+                       r"^\W{0,3}(?:\w+\W+){0,5}?i(?:'ve| have)?\s+(?:left|kept|taken)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?out\b")
 
 
 def free_suffix(text: str, end: int) -> bool:
