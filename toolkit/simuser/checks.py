@@ -166,17 +166,36 @@ _UNIT = {"word": "words", "sentence": "sentences", "line": "lines", "paragraph":
          "character": "characters", "bullet": "bullets", "item": "bullets"}
 
 
+_LEAD_IN = re.compile(r"^(?:here(?:'s| is| are)|below is|i(?:'ve| have)\s+(?:drafted|written|rewritten|revised|edited|"
+                      r"tightened|shortened|updated)|this is)\b[^\n]{0,120}:\s*$", re.I)
+_META = re.compile(r"^\s*(?:\*\*)?(?:what i changed|changes(?: made)?|edits?(?: made)?|notes?|note:|i changed|"
+                   r"let me know|want me to|shall i|should i|happy to)\b", re.I)
+
+
+def deliverable(reply: str) -> str:
+    """The piece itself: without a lead-in line ("Here's the revised abstract:") and closing notes about the edit.
+
+    A user's length limit is about what they will paste or publish, not the agent's framing around it.
+    """
+    paras = [p for p in re.split(r"\n\s*\n", reply.strip()) if p.strip()]
+    if len(paras) >= 2 and _LEAD_IN.match(paras[0].strip()) and "\n" not in paras[0].strip():
+        paras = paras[1:]
+    while len(paras) >= 2 and _META.match(paras[-1]):
+        paras = paras[:-1]
+    return "\n\n".join(paras)
+
+
 def count_units(view: View, unit: str) -> int:
     if unit == "words":
-        return len(tx.words(view.prose))
+        return len(tx.words(tx.prose(deliverable(view.reply))))
     if unit == "sentences":
         return len(view.sentences)
     if unit == "lines":
         return len(tx.nonempty_lines(view.reply))
     if unit == "paragraphs":
-        return len([p for p in re.split(r"\n\s*\n", view.reply.strip()) if p.strip()])
+        return len([p for p in re.split(r"\n\s*\n", deliverable(view.reply)) if p.strip()])
     if unit == "characters":
-        return len(view.reply.strip())
+        return len(deliverable(view.reply).strip())
     if unit == "bullets":
         return len(tx.bullet_lines(view.reply))
     raise ValueError(unit)

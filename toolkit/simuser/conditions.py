@@ -35,6 +35,9 @@ LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "test": (("test_", "_test.", ".test.", ".spec.", "tests/"), ("test", "tests", "pytest", "spec",
                                                                   "unit test")),
     "notebook": ((".ipynb",), ("notebook", "jupyter")),
+    "latex": ((".tex", ".bib"), ("latex", "tex", "overleaf")),
+    "dockerfile": (("dockerfile",), ("dockerfile", "docker", "container image")),
+    "ci": ((".github/workflows/", ".gitlab-ci", "jenkinsfile"), ("ci", "github actions", "workflow", "pipeline")),
 }
 SYNONYMS = {
     "meals": ("meal", "dinner", "lunch", "breakfast", "recipe", "menu", "supper", "dish"),
@@ -88,6 +91,19 @@ SYNONYMS = {
     "step": ("step", "how do i", "how to", "how can i", "instructions", "procedure"),
     "instruction": ("step", "how do i", "how to", "how can i", "instructions", "guide"),
     "abroad": ("abroad", "international", "overseas", "visa", "passport"),
+    "model": ("model", "classifier", "regressor", "regression", "boosting", "baseline", "auc", "accuracy", "f1",
+              "rmse", "trained", "fit", "predict"),
+    "perform": ("performance", "performs", "how it does", "how did", "accuracy", "auc", "score", "metric", "f1"),
+    "metric": ("metric", "auc", "accuracy", "f1", "precision", "recall", "rmse", "mae", "score"),
+    "external": ("client", "customer", "vendor", "partner", "supplier", "agency", "contractor", "external"),
+    "client": ("client", "customer"),
+    "weeknight": ("monday", "tuesday", "wednesday", "thursday", "weeknight", "weekday", "tonight"),
+    "endpoint": ("endpoint", "get /", "post /", "put /", "patch /", "delete /", "/v1", "/v2", "/api", "route"),
+    "abstract": ("abstract",),
+    "slack": ("slack", "#", "channel", "dm"),
+    "social": ("instagram", "linkedin", "facebook", "twitter", "tiktok", "caption", "social", "for x", "on x"),
+    "post": ("post", "caption", "tweet", "thread"),
+    "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to"),
 }
 COND_GENERIC = frozenset({
     "user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests", "requested",
@@ -99,6 +115,7 @@ COND_GENERIC = frozenset({
     "otherwise", "instead", "actually", "really", "clearly", "directly", "specific", "current",
     "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning", "state", "states",
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
+    "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 _ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
@@ -139,7 +156,7 @@ def _enumerates(view: View) -> tuple[bool, str]:
 
 _DELIVERY_COND = re.compile(
     r"\b(?:the|your|a|my) (?:reply|answer|response|message|output|draft)\b|\bthere(?:'s| is| are)\b|"
-    r"\b(?:reply|answer|response|it|you)\s+(?:\w+\s+)?(?:lists?|reports?|gives?|includes?|contains?|mentions?|quotes?|"
+    r"\b(?:reply|answer|response|it|you)\s+(?:\w+\s+)?(?:lists?|reports?|gives?|includes?|contains?|mentions?|quotes?|tell|"
     r"shows?|has|produces?|saves?|cites?|listing|reporting|giving|including|quoting|showing|saving)\b|"
     r"\bfile it produces\b|\b(?:lists?|reports?)\s+(?:two|three|four|five|several|\d)")
 _NUMBERS = re.compile(r"(?<![\w.])[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\s?(?:%|k\b|m\b)?")
@@ -179,6 +196,15 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
             return k >= n, f"the reply lists {k} amounts of money"
         k = len([x for x in _NUMBERS.findall(text) if not re.fullmatch(r"(19|20)\d\d", x.strip())])
         return k >= n, f"the reply has {k} figures"
+    if re.search(r"\byou\s+(?:explain|describe|summari[sz]e|report|tell me|list)\s+what you\s+(?:changed|did|"
+                 r"edited|fixed)\b|^(?:you|we)\s+(?:edit|change|modify|revise|rewrite)\s+(?:something|anything|"
+                 r"it|things|text|a (?:text|draft|paragraph))\b", low):
+        did = re.search(r"\b(?:i(?:'ve| have)?\s+)?(?:changed|edited|updated|fixed|added|rewrote|rewritten|removed|cut|"
+                        r"merged|replaced|renamed|moved|tightened|shortened|reworded)\b", view.reply.lower())
+        asks = re.search(r"\b(edit|revise|rewrite|tidy|clean up|fix|change|update|proofread|shorten|improve|tighten|"
+                         r"polish|rework)\b", view.task.lower())
+        ok = bool(did or asks)
+        return ok, "the delivery reports changes" if ok else "nothing was changed"
     m = _PATH_COND.search(low)
     if m and re.search(r"\b(under|in|inside|within|lives?|living|from|to|into)\s+(?:the\s+)?" + re.escape(m.group(1)), low):
         folder = m.group(1).lower()
@@ -189,7 +215,10 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
 
 def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool | None, str]:
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason."""
-    low = cond.lower().strip()
+    low = cond.lower().strip().replace("\u2019", "'")
+    # the condition proper, without the reason or aside after it ("it's a Slack message; those need no sign-off")
+    low = re.split(r";|\s+[-\u2013\u2014]\s+|,\s*(?:because|since|as|so|where|which|those|these|then|and then)\b|"
+                   r"\s+\((?!\w+\))", low)[0].strip() or low
     special = _special(low, view)
     if special is not None:
         return special

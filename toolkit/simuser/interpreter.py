@@ -269,7 +269,7 @@ def _rule_length(body: str, out: list[Check]) -> None:
                                                                                        m.start()], re.I) and \
                 not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
             out.append(MinCount(unit, n + 1))
-        elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e)\w*\s+$",
+        elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e|fit|fits|fitting)\w*\s+$",
                                           body[: m.start()], re.I):
             continue
         else:
@@ -540,6 +540,10 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
     for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
         if re.search(r"\b(source (code|file|tree)|open source)\b", low):
             break
+        if not re.search(r"\b(sources?|citations?|cite|references?)\b", low) and not re.search(
+                r"\blinks? to (?:the |a |your |its )?(?:source|original|paper|study|article|docs?|documentation)|"
+                r"\b(?:include|add|give|provide|always)\b[^.]{0,15}\blinks?\b", low):
+            break  # "a link" as a call to action or "link included" in a length limit is not a source
         if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list|name|state|mention|"
                                  r"attribute|say where|tell me where)\w*\b", low):
             out.append(Require("sources", matcher((), lx.SOURCES_RX), ask="back it up with sources"))
@@ -550,7 +554,8 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
     low = body.lower()
     if re.search(r"\b(clean(ing)?[- ]?up|tidy|remov\w*|delet\w*|get rid of|don't leave|do not leave|never leave|"
                  r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purg\w*|wip\w*|nothing in the "
-                 r"(repo|repository|workspace|root))\b", low) and \
+                 r"(repo|repository|workspace|root)|poking around|no\s+(?:[\w-]+\s+)?(?:scratch|temp|tmp|debug|"
+                 r"throwaway|backup)|hand (?:it|the \w+) back)\b|\bno\s+\.(?:bak|orig|tmp)\b", low) and \
             re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
                       r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
                       r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
@@ -1379,6 +1384,8 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
         return True
     if "*code_line_length*" in drop and isinstance(c, CodeStyle) and c.rule == "max_line_length":
         return True
+    if "*char_limit*" in drop and isinstance(c, MaxCount) and c.unit == "characters":
+        return True
     if "*quoted*" in drop and isinstance(c, Forbid):
         quoted = {tx.stem(w) for q in kinds._quoted(text) for w in tx.words(q)}
         return bool(quoted & set(tx.stems_of(c.label))) or bool(re.match(r"(words?|phrases?)\b", c.label))
@@ -1469,8 +1476,9 @@ _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|itinerar(?:y|
               r"meal plans?|menus?|(?:[\w-]+\s+)lists?|checklists?|polic(?:y|ies)|guidelines?|handbooks?|procedures?|"
               r"day[- ]by[- ]day (?:plans?|itinerar(?:y|ies))|travel plans?|incident (?:summar(?:y|ies)|reports?|"
               r"write-?ups?)|post-?mortems?|blog posts?|newsletters?|tweets?|slides?|cv|résumés?|resumes?")
+_SUBJ_NP = rf"(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}|social posts?|posts?|tweets?|emails?|newsletters?)"
 _SUBJECT_RX = re.compile(
-    rf"^\s*(?:all |any |every |each |the |my |your |our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\s+(?:should|must|"
+    rf"^\s*(?:all |any |every |each |the |my |your |our )?(?P<s>{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me)\s+(?:all |any |the |my |your |"

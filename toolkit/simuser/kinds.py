@@ -325,6 +325,9 @@ class Bookend(Check):
     where: Literal["start", "end"] = "end"
 
     def evaluate(self, view: View) -> Finding:
+        if view.documents and re.search(r"\b(saved|wrote|written|put|stored|drafted)\b", view.reply, re.I):
+            inner = View(view.task, view.documents, None)  # the piece is in the saved file, the reply is a cover note
+            return Bookend(self.phrase, self.where).evaluate(inner)
         lines = [ln for ln in view.reply.strip().splitlines() if ln.strip()]
         if not lines:
             return Finding("not_applicable", "empty reply", topic="sign-off")
@@ -838,7 +841,9 @@ _CONCEPTS = {
 }
 
 
-_CTA_RX = (r"^(try|start|get|sign up|download|upgrade|buy|join|order|book|visit|subscribe|contact|call|click|shop|"
+_CTA_RX = (r"^(try|start|get|sign up|download|upgrade|buy|join|order|book|visit|subscribe|contact|call|click|shop|tap|"
+           r"follow|message|dm|reply|comment|tag|share|save|swipe|pre-?order|ask|email|text|come|drop by|stop by|"
+           r"pick up|browse|donate|vote|rsvp|"
            r"grab|claim|register|learn more|find out|discover|see|explore|turn on|switch|install|request|reserve|"
            r"apply|enrol|enroll|give|check out|head to|go to|open|update)\b",
            r"\b(today|now|free trial|sign up|learn more|get started|in the app|link in bio)\b[.!]?\s*$")
@@ -864,7 +869,7 @@ class CallToAction(Check):
 
 
 @dataclass(frozen=True)
-class MaxCount(Check):
+class MaxMarks(Check):
     """At most ``n`` occurrences of a mark in the prose ("one exclamation mark per piece at most")."""
 
     label: str
@@ -1205,11 +1210,13 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(TitleCase("sentence" if "sentence" in (m.group(2) or m.group(3) or "") else "title"))
     # commit subject length
     m = re.search(r"\bcommit\b[^.]{0,40}\b(?:under|below|at most|no (?:more|longer) than|max(?:imum)?|within|<=?)\s*"
-                  r"(\d+)\s*(?:characters|chars)\b", low)
+                  r"(\d+)\s*(?:characters|chars)\b", low) or re.search(r"\bcommit", low) and re.search(
+        r"\bsubject(?: lines?)?\b[^.]{0,30}\b(?:under|below|at most|no (?:more|longer) than|max(?:imum)?|within|<=?)\s*"
+        r"(\d+)\s*(?:characters|chars)\b", low)
     if m:
         out.append(CommitSubjectLength(int(m.group(1)) - (1 if re.search(r"\b(under|below|<(?!=))", low) else 0)))
         out[:] = [c for c in out if not isinstance(c, SubjectLine)]
-        drop.update({"*code_line_length*"})
+        drop.update({"*code_line_length*", "*char_limit*"})
     # contractions
     if re.search(r"\bcontractions?\b", low) and (re.search(rf"\b{_NEG}\b[^.]{{0,30}}\bcontractions?", low) or
                                                   re.search(r"\bcontractions?\b[^.]{0,20}\b(banned|not allowed)", low)):
@@ -1251,6 +1258,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # charts: axis labels and titles
     if re.search(r"\b(charts?|plots?|graphs?|figures?)\b", low) and re.search(r"\baxis labels?|\blabel(led|ed)? axes|"
                                                                                r"\baxes labels?", low):
+        out[:] = [c for c in out if not isinstance(c, Units)]  # "axes labelled with units" is about the plot
         out.append(ChartLabels())
     # concepts to avoid (dual axes, pie charts ...)
     for concept, rxs in _CONCEPTS.items():
@@ -1279,7 +1287,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         label, rx = _COUNTED[m.group(2)]
         n = _number(m.group(1).replace("a single", "one").replace("single", "one"))
         if n is not None:
-            out.append(MaxCount(label, rx, n))
+            out.append(MaxMarks(label, rx, n))
             drop.add(f"*forbid:{label}*")
     # call to action at the end
     if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
@@ -1300,7 +1308,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm)\b|\bmin/km\b|\bmetric\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
             out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,
-                              ask="use metric units"))
+                              ask="use metric units",
+                              skip_before=r"\d\s*[a-z\u00b2\u00b3]{1,3}\s*\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b",
+                                                                                 low) else ""))
             drop.add("*domain*")
         elif re.search(r"\bin (miles|imperial|feet|inches|pounds|lbs)\b|\bmin/mi(le)?\b|\bimperial\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(imperial|miles)", low):
