@@ -102,6 +102,10 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
         s = _TRAIL_EXC.sub(lambda m: m.group(0) if re.match(r"(you('ve| have)|you (actually )?(run|ran|test|tested|"
                                                             r"verif|check))", m.group("c").strip(), re.I) else "", s)
         m = _LEAD_COND.match(s)
+        if m and re.match(r"\s*(?:for|in|on|during)\b", s, re.I) and (
+                len(m.group("c").split()) > 6 or re.search(r"\b(use|write|give|keep|put|make|add|avoid)\b|\)",
+                                                           m.group("c"), re.I)):
+            m = None  # "For diagnostics use the logger, not print()" is an instruction, not a condition
         if m and not re.match(r"\s*(?:in|on|for)\s+(?:every|all|each|any|general|short)\b", s, re.I):
             conds.append(m.group("c").strip())
             s = m.group("b")
@@ -644,6 +648,8 @@ def _action_group(words_: list[str]) -> tuple[str | None, list[str]]:
         g = lx.ACTION_TRIGGERS.get(s)
         if g is None and s.startswith("force"):
             g = "push"
+        if g is None and s in ("pull", "bring") and any(x in _DEP_STEMS for x in st[i + 1:]):
+            g = "install"  # "pulling in a new package"
         if g:
             rest = [w for w in words_[i + 1:] if w.lower() not in _STOP]
             if g == "create" and any(tx.stem(w) in _DEP_STEMS for w in rest):
@@ -1287,7 +1293,8 @@ def local_clauses(text: str) -> tuple[str, list[tuple[str, str]]]:
 
     Their condition must gate only their own checks, not the whole preference.
     """
-    sents = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+    sents = [x for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+             for x in re.split(r";\s+(?=(?:if|when|whenever|once)\b)", s, flags=re.I)]
     main: list[str] = []
     local: list[tuple[str, str]] = []
     for i, sent in enumerate(sents):

@@ -10,6 +10,7 @@ to judge.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -943,6 +944,86 @@ _METRIC = (r"\b\d+(?:\.\d+)?\s*(?:km|kilomet\w+)\b", r"\bmin(?:utes)?\s*(?:/|per
            r"\d\s?\u00b0\s?C\b")
 
 
+_WRITE_VERBS = (r"\b(edit(?:ed|ing)?|modif(?:y|ied|ying)|chang(?:e|ed|ing)|updat(?:e|ed|ing)|add(?:ed|ing)?|wr(?:ote|itten|"
+                r"iting|ite)|creat(?:e|ed|ing)|generat(?:e|ed|ing)|sav(?:e|ed|ing)|overwr(?:ote|itten|ite)|delet(?:e|ed|ing)|"
+                r"remov(?:e|ed|ing)|renam(?:e|ed|ing)|squash(?:ed|ing)?|touch(?:ed|ing)?|rewr(?:ote|itten|ite)|"
+                r"patch(?:ed|ing)?|append(?:ed|ing)?|mov(?:e|ed|ing)|put|dropp?(?:ed|ing)?|fix(?:ed|ing)?|bump(?:ed|ing)?|"
+                r"regenerat(?:e|ed|ing)|tweak(?:ed|ing)?|replac(?:e|ed|ing)|clean(?:ed|ing)?)\b")
+_KEPT = r"\b(alone|untouched|as (?:it|they) (?:is|are|was|were)|unchanged|read-only|didn't|did not|haven't|have not|no changes)\b"
+
+
+@dataclass(frozen=True)
+class ProtectedPath(Check):
+    """A folder or file the agent must not change ("leave migrations/ alone", "data/raw/ is read-only")."""
+
+    path: str
+
+    def evaluate(self, view: View) -> Finding:
+        p = self.path.lower().rstrip("/")
+        rx = (r"(?<![\w-])" + re.escape(p) + (r"/" if self.path.endswith("/") else r"\b")) if "." in p or "/" in p \
+            or self.path.endswith("/") else r"\b" + re.escape(p) + r"\b"
+        mentioned = False
+        for sent in tx.sentences(view.reply) + [ln for ln in view.reply.splitlines() if ln.strip()]:
+            low = sent.lower()
+            m = re.search(rx, low)
+            if not m:
+                continue
+            mentioned = True
+            verbs = [v for v in re.finditer(_WRITE_VERBS, low) if not tx.negated_at(low, v.start(), 4)]
+            if verbs and not re.search(_KEPT, low):
+                return Finding("violated", f"you changed {self.path} (\u201c{tx.snippet(sent, m.start(), m.end())}\u201d)",
+                               f"leave {self.path} alone", self.path)
+        if not mentioned:
+            return Finding("not_applicable", f"nothing here touches {self.path}", topic=self.path)
+        return Finding("satisfied", f"{self.path} left alone", topic=self.path)
+
+    def describe(self) -> str:
+        return f"hands off {self.path}"
+
+
+@dataclass(frozen=True)
+class NotebookOutputs(Check):
+    """Saved notebooks carry no cell outputs ("clear outputs before saving an .ipynb")."""
+
+    def evaluate(self, view: View) -> Finding:
+        nbs = {p: b for p, b in sorted((view.artifacts or {}).items()) if p.endswith(".ipynb")}
+        if not nbs:
+            return Finding("not_applicable", "no notebook in the workspace", topic="notebook outputs")
+        for path, body in nbs.items():
+            try:
+                cells = json.loads(body).get("cells", [])
+            except (ValueError, AttributeError):
+                cells = []
+                if re.search(r'"outputs"\s*:\s*\[\s*\{', body):
+                    return Finding("violated", f"{path} still has outputs", "clear the notebook outputs",
+                                   "notebook outputs")
+            if any(c.get("outputs") for c in cells if isinstance(c, dict)):
+                return Finding("violated", f"{path} still has outputs", "clear the notebook outputs", "notebook outputs")
+        return Finding("satisfied", "notebook outputs are cleared", topic="notebook outputs")
+
+    def describe(self) -> str:
+        return "notebooks saved without outputs"
+
+
+_PATH_TOKEN = r"(?P<p>(?:[\w.-]+/)+(?![\w.])|[\w-]+\.(?:csv|json|lock|env|ya?ml|toml|ini|cfg|xlsx?|txt|md|sql|db|sqlite|py|js|ts|tex)\b|\.env\b)"
+
+
+def protected_paths(text: str) -> list[str]:
+    """Paths a preference puts off limits, e.g. 'Leave the migrations/ folder alone', 'data/raw/ is read-only'."""
+    low = text.lower().replace("\u2019", "'")
+    out = []
+    for rx in (rf"\b(?:leave|keep)\s+(?:the\s+|my\s+|our\s+)?{_PATH_TOKEN}\s*(?:folder|directory|dir|file)?\s+"
+               r"(?:alone|untouched|as it is|as is)",
+               rf"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:touch|modify|edit|change|write|alter|overwrite|commit|"
+               rf"delete|add|save|put)\w*\b[^.;]{{0,40}}?{_PATH_TOKEN}",
+               rf"{_PATH_TOKEN}\s*(?:folder |directory |file )?(?:is|are)\s+(?:strictly\s+)?(?:read-only|read only|"
+               r"off[- ]limits|hands[- ]off|mine|not yours|never to be (?:edited|touched|changed))",
+               rf"\bnever\s+(?:back\s+)?(?:in|into|to)\s+{_PATH_TOKEN}"):
+        for m in re.finditer(rx, low):
+            out.append(m.group("p"))
+    return list(dict.fromkeys(out))
+
+
 # -- recogniser --------------------------------------------------------------------------------
 _NEG = r"(?:never|don't|do not|no|avoid|stop|without|not)"
 _STOPWORDS = frozenset("the a an it this that them my your our to of and or in on for with".split())
@@ -1271,8 +1352,16 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if re.search(r"\bwrap\w*\b[^.]{0,30}\berrors?\b|\berrors?\b[^.]{0,30}\bwrap", low) or "%w" in low:
         out.append(WrapErrors())
     # code identifiers that must not be left in code (fmt.Println, console.log ...)
+    # the identifier after "not"/"instead of" is the banned one ("use logging.getLogger(), not print()")
+    pref_m = re.search(r"\b(?:use|prefer|go with|stick to)\b(?:[^.;]|\.(?=\w)){0,80}?(?:,\s*)?\b(?:not|instead of|rather than|"
+                       r"over)\s+"
+                       r"`?([A-Za-z_][\w.]*)\(\)?`?", text)
+    if pref_m:
+        text = text[pref_m.start(1) - 1:] if pref_m.start(1) > 0 else text
     ids = re.findall(r"`?\b([A-Za-z_]\w*\.[A-Za-z_]\w*)(?:\(\))?`?", text)
     ids += [f".{x}" for x in re.findall(r"(?<![\w])\.([A-Za-z_]\w*)\(\)", text)]
+    if pref_m and not ids:
+        ids = [pref_m.group(1)]
     ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(r"\.(py|js|ts|go|md|txt|"
                                                                                           r"json|ya?ml|csv|toml)$", i)]
     if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b", low) and not any(isinstance(c, WrapErrors)
@@ -1289,6 +1378,21 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if n is not None:
             out.append(MaxMarks(label, rx, n))
             drop.add(f"*forbid:{label}*")
+    # numbered citations
+    if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
+                 r"cites?|style)\b", low):
+        out.append(Forbid("numbered citations", Matcher((), (r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]",)), task_override=False,
+                          ask="cite author-year instead of numbers"))
+        drop.update({"*forbid-containing:numbered*", "*forbid-containing:[3]-style*"})
+    # notebook outputs
+    if re.search(r"\b(clear|strip|remove|no|without|empty)\w*\b[^.]{0,30}\boutputs?\b", low) and \
+            re.search(r"\bnotebooks?\b|\.?ipynb\b", low):
+        out.append(NotebookOutputs())
+        drop.add("*domain*")
+    # folders and files that are off limits
+    for path in protected_paths(text):
+        out.append(ProtectedPath(path))
+        drop.add("*actions*")
     # call to action at the end
     if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
         out.append(CallToAction())
