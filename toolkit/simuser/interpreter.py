@@ -454,7 +454,8 @@ def _rule_format(body: str, out: list[Check]) -> None:
         out.append(NoMarkdown())
     for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
                                r"tables?)\b"):
-        if re.search(r"\b(database|sql|db)\b", low):
+        if re.search(r"\b(database|sql|db)\b", low) or re.search(r"\bon the table\b", low) and not re.search(
+                r"\b(in a table|as a table|markdown|tabular|tables)\b", low):
             break
         out.append(Table(required=not neg))
         break
@@ -510,6 +511,9 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
     for pos, neg in _cue(body, r"\b(examples?|analog(y|ies)|metaphors?|illustrations?)\b"):
         if re.search(r"\bexample\b", low[pos: pos + 12]) and re.search(r"\(e\.g|for example,", low[pos - 3: pos + 3]):
             continue
+        if not neg and (re.search(r"\bexamples?\s+(?:\w+\s+)?(?:must|should|need to|have to)\s+(?:use|be|show|have)\b", low)
+                        or kinds.named_languages(body)):
+            break  # a rule about how examples look, or which languages they come in, not a wish for one
         out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=2,
                            ask="ground it with a concrete example") if not neg else
                    Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
@@ -1272,6 +1276,8 @@ _DOUBLE_NEG = (
     (r"\b(?:don't|do not|never)\s+(?:ever\s+)?(?:leave out|omit|skip|drop|forget(?: about)?|miss|leave off)\s+",
      "always include "),
     (r"\bremember to\s+", "always "),
+    (r"\bleave\s+(?!it\b|them\b|that\b|this\b)([\w-]+(?:\s+[\w-]+)?)\s+out of\b", r"don't use \1 in"),
+    (r"^\s*unless (?:i|we) (?:tell|say|ask)(?: you)? otherwise,\s*", ""),
 )
 
 

@@ -937,6 +937,7 @@ class MinMentions(Check):
 
 
 _IMPERIAL = (r"\b\d+(?:\.\d+)?\s*(?:miles?|mi)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*mi(?:le)?\b", r"\bmph\b",
+             r"(?:\b\d+(?:\s+\d/\d)?|\b\d/\d|\u00bd|\u00bc|\u00be)\s*(?:cups?|fl\.? oz|quarts?|gallons?|sticks? of butter)\b",
              r"\b\d+(?:\.\d+)?\s*(?:feet|ft|yards?|yds?|inch(?:es)?)\b", r"\b\d+(?:\.\d+)?\s*(?:lbs?|pounds|oz|ounces)\b",
              r"\d\s?\u00b0\s?F\b")
 _METRIC = (r"\b\d+(?:\.\d+)?\s*(?:km|kilomet\w+)\b", r"\bmin(?:utes)?\s*(?:/|per)\s*km\b", r"\bkm/h\b",
@@ -1003,6 +1004,99 @@ class NotebookOutputs(Check):
 
     def describe(self) -> str:
         return "notebooks saved without outputs"
+
+
+_DUR = re.compile(r"(\d+(?:\.\d+)?)\s*(?:(?:-|\u2013|to)\s*(\d+(?:\.\d+)?)\s*)?(minutes?|mins?|hours?|hrs?|h)\b", re.I)
+
+
+def _minutes(m: re.Match) -> float:
+    v = float(m.group(2) or m.group(1))
+    return v * 60 if m.group(3).lower().startswith("h") else v
+
+
+@dataclass(frozen=True)
+class TimeCap(Check):
+    """The stated total time stays within a cap ("on the table within 40 minutes, prep included")."""
+
+    minutes: int
+
+    def evaluate(self, view: View) -> Finding:
+        text = tx.prose(view.reply) + "\n" + view.documents
+        lines = [ln for ln in re.split(r"\n|(?<=[.;])\s+", text) if _DUR.search(ln)]
+        if not lines:
+            return Finding("not_applicable", "no times given", topic="time")
+        total = [_minutes(m) for ln in lines if re.search(r"\b(total|all in|altogether|in all|start to finish|ready in)\b",
+                                                            ln, re.I) for m in _DUR.finditer(ln)]
+        parts = [max(_minutes(m) for m in _DUR.finditer(ln)) for ln in lines
+                 if re.search(r"\b(prep|preparation|cook|cooking|bake|baking|simmer|roast|marinat\w*|rest|chill)\w*\b",
+                              ln, re.I)]
+        t = max(total) if total else sum(parts) if parts else max(_minutes(m) for ln in lines for m in _DUR.finditer(ln))
+        if t > self.minutes:
+            return Finding("violated", f"that takes about {t:g} minutes", f"keep it within {self.minutes} minutes",
+                           "time")
+        return Finding("satisfied", f"about {t:g} minutes (limit {self.minutes})", topic="time")
+
+    def describe(self) -> str:
+        return f"done within {self.minutes} minutes"
+
+
+_LANG_CODE = {"curl": (r"\bcurl\s", r"```(?:bash|sh|shell|console)"), "python": (r"```py", r"\bimport \w+|\brequests\.\w+\(",
+                                                                           r"\bdef \w+\("),
+              "javascript": (r"```(?:js|javascript|node)", r"\bfetch\(|\bconst \w+ =|\brequire\("),
+              "typescript": (r"```(?:ts|typescript)",), "go": (r"```go", r"\bfunc \w+\(|:= "),
+              "ruby": (r"```rb|```ruby", r"\bputs\b"), "java": (r"```java", r"\bpublic (?:static )?\w+"),
+              "bash": (r"```(?:bash|sh|shell)", r"^\s*\$ "), "sql": (r"```sql", r"\bselect\b[\s\S]+\bfrom\b"),
+              "php": (r"```php", r"<\?php"), "c#": (r"```(?:cs|csharp)",)}
+
+
+def named_languages(text: str) -> tuple[str, ...]:
+    """Two or more code languages a preference wants examples in ("a curl command and a Python snippet")."""
+    low = text.lower()
+    if not re.search(r"\b(examples?|snippets?|samples?|commands?)\b", low):
+        return ()
+    langs = tuple(k for k in _LANG_CODE if re.search(r"(?<![\w#])" + re.escape(k) + r"(?![\w#])", low))
+    return langs if len(langs) >= 2 else ()
+
+
+@dataclass(frozen=True)
+class CodeLanguages(Check):
+    """Examples come in each named language (e.g. curl and Python)."""
+
+    langs: tuple[str, ...]
+
+    def evaluate(self, view: View) -> Finding:
+        text = view.reply + "\n" + view.documents
+        if "```" not in text and not re.search(r"^\s{4}\S", text, re.M):
+            return Finding("not_applicable", "no code examples here", topic="examples")
+        missing = [k for k in self.langs if not any(re.search(rx, text, re.I | re.M) for rx in _LANG_CODE[k])]
+        if missing:
+            return Finding("violated", f"no {missing[0]} example", f"add a {missing[0]} example too", "examples")
+        return Finding("satisfied", f"examples in {', '.join(self.langs)}", topic="examples")
+
+    def describe(self) -> str:
+        return f"examples in {' and '.join(self.langs)}"
+
+
+@dataclass(frozen=True)
+class Servings(Check):
+    """Recipes are sized for ``n`` people."""
+
+    n: int
+
+    def evaluate(self, view: View) -> Finding:
+        text = view.reply + "\n" + view.documents
+        found = [int(x) for m in re.finditer(r"\bserves\s+(\d+)|\bfor\s+(\d+)\s+(?:people|persons|adults)|"
+                                             r"\b(\d+)\s+(?:servings|portions)\b|\bserving\s+(\d+)\b", text, re.I)
+                 for x in m.groups() if x]
+        if not found:
+            return Finding("not_applicable", "no serving size given", topic="servings")
+        bad = [k for k in found if k != self.n]
+        if bad:
+            return Finding("violated", f"it serves {bad[0]}, not {self.n}", f"size it for {self.n}", "servings")
+        return Finding("satisfied", f"sized for {self.n}", topic="servings")
+
+    def describe(self) -> str:
+        return f"sized for {self.n} people"
 
 
 _PATH_TOKEN = r"(?P<p>(?:[\w.-]+/)+(?![\w.])|[\w-]+\.(?:csv|json|lock|env|ya?ml|toml|ini|cfg|xlsx?|txt|md|sql|db|sqlite|py|js|ts|tex)\b|\.env\b)"
@@ -1128,7 +1222,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # decimal places
     m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimals?(?: places?| points?| digits?)?|dp|"
                   r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
-    if m and re.search(r"\b(round|decimal|dp|digits?|precision|no more than|at most|max)\b", low):
+    if m and re.search(r"\b(round\w*|decimals?|dp|digits?|precision|no more than|at most|max)\b", low):
         n = _number(m.group(1))
         if n is not None:
             out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
@@ -1289,6 +1383,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                   r"\b(sentence|title)[- ]case\b[^.]{0,30}\b(titles?|headings?|headlines?|headers?)\b", low)
     if m:
         out.append(TitleCase("sentence" if "sentence" in (m.group(2) or m.group(3) or "") else "title"))
+        drop.add("*headings*")
     # commit subject length
     m = re.search(r"\bcommit\b[^.]{0,40}\b(?:under|below|at most|no (?:more|longer) than|max(?:imum)?|within|<=?)\s*"
                   r"(\d+)\s*(?:characters|chars)\b", low) or re.search(r"\bcommit", low) and re.search(
@@ -1378,6 +1473,26 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if n is not None:
             out.append(MaxMarks(label, rx, n))
             drop.add(f"*forbid:{label}*")
+    # time caps ("on the table within 40 minutes")
+    m = re.search(r"\b(?:within|under|in|no more than|not more than|at most|max(?:imum)?(?: of)?|less than)\s+(\d+)\s*"
+                  r"(minutes|mins?|hours?)\b", low) or re.search(r"\b(\d+)\s*(minutes|mins?|hours?)\s+(?:max(?:imum)?|tops|"
+                                                                r"or less)\b", low)
+    if m and re.search(r"\b(prep|cook\w*|on the table|ready|make|takes?|total|recipes?|meals?|dinners?|lunch\w*)\b", low):
+        out.append(TimeCap(int(m.group(1)) * (60 if m.group(2).startswith("h") else 1)))
+        drop.add("*domain*")
+    # examples in named languages
+    langs = named_languages(text)
+    if langs:
+        out.append(CodeLanguages(langs))
+    # serving size
+    m = re.search(r"\b(?:sized|portioned|enough|cook|make (?:it|them|meals?))\s+for\s+(\w+)\s+(?:people|persons|adults|of us)\b|"
+                  r"\bserv(?:e|es|ing)\s+(\w+)\b", low)
+    if m and _number(m.group(1) or m.group(2)) is not None:
+        out.append(Servings(_number(m.group(1) or m.group(2))))
+    # example credentials must be placeholders
+    if re.search(r"\bplaceholders?\b", low) and re.search(r"\b(keys?|tokens?|secrets?|passwords?|credentials?)\b", low) \
+            or re.search(r"\b(real|actual|live)[- ](?:looking )?(keys?|tokens?|secrets?|credentials?)\b", low):
+        out.append(SecretLeak())
     # numbered citations
     if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
                  r"cites?|style)\b", low):
@@ -1408,8 +1523,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if m and tx.parse_number(m.group(1)) is not None and m.group(2) not in _STOPWORDS:
         out.append(MinMentions(m.group(2), int(tx.parse_number(m.group(1)))))
     # metric vs imperial units
-    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?|spacing|sizes?|dimensions?|widths?|depths?)\b", low):
-        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm)\b|\bmin/km\b|\bmetric\b", low) and \
+    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?|spacing|sizes?|dimensions?|"
+                 r"widths?|depths?|quantit\w+|amounts?|ingredients?|recipes?|measures?)\b", low):
+        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm|grams|g|"
+                     r"millilit\w+|ml|lit\w+)\b|\bmin/km\b|\bmetric\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
             out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,
                               ask="use metric units",
