@@ -116,6 +116,8 @@ COND_GENERIC = frozenset({
     "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning", "state", "states",
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
     "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
+    "suggest", "suggests", "suggesting", "recommend", "recommending", "giving", "me", "us", "already", "exists",
+    "inside", "within", "actually", "properly", "new", "existing",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 _ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
@@ -155,7 +157,9 @@ def _enumerates(view: View) -> tuple[bool, str]:
 
 
 _DELIVERY_COND = re.compile(
-    r"\b(?:the|your|a|my) (?:reply|answer|response|message|output|draft)\b|\bthere(?:'s| is| are)\b|"
+    r"\b(?:the|your|a|my) (?:reply|answer|response|message|output|draft)\b|\bthere(?:'s| is| are)\s+(?:a |an |any |more "
+    r"than \w+ )?(?:[\w-]+ )?(?:lists?|tables?|code|plots?|charts?|figures?|files?|numbers?|prices?|amounts?|costs?|"
+    r"links?|commands?|examples?|steps?|questions?|quotes?)\b|"
     r"\b(?:reply|answer|response|it|you)\s+(?:\w+\s+)?(?:lists?|reports?|gives?|includes?|contains?|mentions?|quotes?|tell|"
     r"shows?|has|produces?|saves?|cites?|listing|reporting|giving|including|quoting|showing|saving)\b|"
     r"\bfile it produces\b|\b(?:lists?|reports?)\s+(?:two|three|four|five|several|\d)")
@@ -213,8 +217,12 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
     return None
 
 
-def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool | None, str]:
-    """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason."""
+def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozenset[str] = frozenset()
+                    ) -> tuple[bool | None, str]:
+    """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason.
+
+    ``topic`` holds the stems of the preference's own words: for an exception ("unless it's a weekend
+    session"), words it shares with the preference ("session") say nothing about whether it holds."""
     low = cond.lower().strip().replace("\u2019", "'")
     # the condition proper, without the reason or aside after it ("it's a Slack message; those need no sign-off")
     low = re.split(r";|\s+[-\u2013\u2014]\s+|,\s*(?:because|since|as|so|where|which|those|these|then|and then)\b|"
@@ -238,7 +246,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
                                r"fri|satur|sun)day\s*(to|-|until|through)\s*(mon|tues|wednes|thurs|fri|satur|sun)day\b|"
                                r"\b(saturday and sunday|friday to)", view.task.lower()))
         return multi, "the task spans several days" if multi else "the task is not a multi-day trip"
-    if (re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
+    if len(low.split()) <= 7 and (re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
                   r"^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low) or
             re.search(r"\b(implement|fix)\w*\b", low) and not re.search(
                 r"\b(typos?|links?|wording|spelling|comments?|docs?|documentation|migrations?|tests?|notebooks?)\b", low)):
@@ -275,6 +283,9 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
             continue
         kws.append(w)
     kws = list(dict.fromkeys(kws))
+    distinct = [w for w in kws if tx.stem(w) not in topic and w not in LANGS]
+    if topic and distinct:
+        kws = distinct + [w for w in kws if w in LANGS and tx.stem(w) not in topic]
     if not kws:
         return None, f"no usable words in the condition {cond!r}"
     matched = []
@@ -290,7 +301,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False) -> tuple[bool 
         syns = SYNONYMS.get(w) or SYNONYMS.get(tx.stem(w)) or ()
         if _has(ctx_low, ctx_stems, w) or any(_has(ctx_low, ctx_stems, s) for s in syns):
             matched.append(w)
-    need = max(1, math.ceil(len(kws) / 2))
+    need = 1 if re.search(r"\bor\b|,", low) else max(1, math.ceil(len(kws) / 2))  # "X, Y or Z": any one will do
     ok = salient_hit or (len(matched) >= need and (delivery or not wide))
     return ok, (f"condition words found: {', '.join(matched)}" if matched else
                 f"none of {', '.join(kws[:5])} in the {'delivery' if wide else 'task'}")

@@ -58,6 +58,7 @@ class CompiledPreference:
     applies_when: tuple[str, ...] = ()
     except_when: tuple[str, ...] = ()
     source: str = "text"
+    topic: frozenset[str] = frozenset()  # stems of the preference's own words (see condition_holds)
 
     @property
     def judgeable(self) -> bool:
@@ -356,7 +357,7 @@ def _rule_tone(body: str, out: list[Check]) -> None:
                  r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
         out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
                           task_override=False, ask="start with the answer itself"))
-    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b"
+    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b(?!-)"
                              r"(?!\s+(?:of\b|rent|water|weather|clothes|clothing|coats?|jackets?|climates?|places?|rooms?|food|meals?|drinks?|days?|months?|countr\w*|destinations?|beach\w*|layers?|-?up|colou?rs?|light))"):
         if not neg:
             out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
@@ -945,7 +946,7 @@ _AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't|'d rather no
                   r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch)\s+"
                   r"(?:me\s+|us\s+|them\s+)?(?:in|at|on|to|with|by|for|into)?\s*"
                   r"(?P<np>[^.;:!?]+)")
-_AVOID_RX = (r"\b(?:nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
+_AVOID_RX = (r"\b(?:(?:don't|do not|never) want to see|nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
              r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
              r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
              r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
@@ -1229,11 +1230,13 @@ def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
 _GENERIC_OPTIONS = frozenset(tx.stem(w) for w in ("options", "choices", "suggestions", "recommendations",
                                                  "alternatives", "ideas", "picks"))
 _ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"
-               r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?")
+               r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?|exercises?|steps?|"
+               r"tasks?|problems?|recipes?|dishes|meals?|slides?")
 
 
 def _rule_items(body: str, out: list[Check]) -> None:
-    m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than)\s+" + _NUM +
+    m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than|(?:can't|cannot|shouldn't|"
+                  r"mustn't|must not|should not|never)\s+(?:go\s+|be\s+|have\s+)?(?:over|above|beyond|more than|exceed))\s+" + _NUM +
                   r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\b", body, re.I)
     if not m:
         m = re.search(r"\b" + _NUM + r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\s+(?:at most|max(?:imum)?|tops|or fewer|"
@@ -1242,7 +1245,8 @@ def _rule_items(body: str, out: list[Check]) -> None:
         n = tx.parse_number(m.group(1))
         noun = m.group(2).lower()
         head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
-        about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") else noun
+        about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") and \
+            tx.parse_number(head.group(1)) is None else noun
         if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
             out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
                                                            "idea", "pick", "shortlist", "alternative", "which"])))
@@ -1544,4 +1548,5 @@ def _compile_cached(dumped: str) -> CompiledPreference:
         conds = [*conds, subj]
     applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
     excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
-    return CompiledPreference(pref.id, checks, applies, excepts, source)
+    topic = frozenset(tx.stem(w) for w in tx.words(pref.text.lower()) if w not in lx.STOPWORDS)
+    return CompiledPreference(pref.id, checks, applies, excepts, source, topic)

@@ -1090,9 +1090,15 @@ class Servings(Check):
                  for x in m.groups() if x]
         if not found:
             return Finding("not_applicable", "no serving size given", topic="servings")
-        bad = [k for k in found if k != self.n]
+        want = self.n
+        m = re.search(r"\b(?:just|only) (me|us two)\b|\bfor (\w+)(?: people| persons| of us)?\b(?=[^.?!]{0,30}(?:tonight|dinner|"
+                      r"lunch|meal|people|of us|guests))|\b(\w+) of us\b|\b(\w+) (?:people|guests|adults)\b", view.task, re.I)
+        if m:  # the task says otherwise ("it's just me tonight")
+            word = m.group(1) or m.group(2) or m.group(3) or m.group(4)
+            want = {"me": 1, "us two": 2}.get(word.lower(), tx.parse_number(word) or want)
+        bad = [k for k in found if k != want]
         if bad:
-            return Finding("violated", f"it serves {bad[0]}, not {self.n}", f"size it for {self.n}", "servings")
+            return Finding("violated", f"it serves {bad[0]}, not {want}", f"size it for {want}", "servings")
         return Finding("satisfied", f"sized for {self.n}", topic="servings")
 
     def describe(self) -> str:
@@ -1457,8 +1463,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     ids += [f".{x}" for x in re.findall(r"(?<![\w])\.([A-Za-z_]\w*)\(\)", text)]
     if pref_m and not ids:
         ids = [pref_m.group(1)]
-    ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(r"\.(py|js|ts|go|md|txt|"
-                                                                                          r"json|ya?ml|csv|toml)$", i)]
+    ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(
+        r"\.(py|js|ts|tsx|jsx|go|md|txt|json|ya?ml|csv|toml|xml|kts?|gradle|html?|css|scss|lock|cfg|ini|env|sh|sql|rb|"
+        r"java|swift|tex|ipynb|pdf|docx?|xlsx?|png|svg)$", i, re.I)]
     if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b", low) and not any(isinstance(c, WrapErrors)
                                                                                      for c in out):
         out.append(Forbid(ids[0], Matcher((), (("" if ids[0].startswith(".") else r"\b") + re.escape(ids[0]) + r"\s*\(",)),
@@ -1477,7 +1484,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     m = re.search(r"\b(?:within|under|in|no more than|not more than|at most|max(?:imum)?(?: of)?|less than)\s+(\d+)\s*"
                   r"(minutes|mins?|hours?)\b", low) or re.search(r"\b(\d+)\s*(minutes|mins?|hours?)\s+(?:max(?:imum)?|tops|"
                                                                 r"or less)\b", low)
-    if m and re.search(r"\b(prep|cook\w*|on the table|ready|make|takes?|total|recipes?|meals?|dinners?|lunch\w*)\b", low):
+    if m and re.search(r"\b(prep|cook\w*|on the table|ready|make|takes?|total|recipes?|meals?|dinners?|lunch\w*|"
+                       r"sessions?|workouts?|lessons?|classes?|routines?|runs?|fit|warm-up|training|meetings?|talks?)\b", low):
         out.append(TimeCap(int(m.group(1)) * (60 if m.group(2).startswith("h") else 1)))
         drop.add("*domain*")
     # examples in named languages
@@ -1523,9 +1531,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if m and tx.parse_number(m.group(1)) is not None and m.group(2) not in _STOPWORDS:
         out.append(MinMentions(m.group(2), int(tx.parse_number(m.group(1)))))
     # metric vs imperial units
-    if re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?|spacing|sizes?|dimensions?|"
+    if re.search(r"\b(?:use|using|in|stick to)\s+(?:kg|km|kilograms|kilometres|kilometers)\b", low) or \
+            re.search(r"\b(distances?|paces?|lengths?|weights?|heights?|speeds?|measurements?|units?|spacing|sizes?|dimensions?|"
                  r"widths?|depths?|quantit\w+|amounts?|ingredients?|recipes?|measures?)\b", low):
-        if re.search(r"\bin (kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm|grams|g|"
+        if re.search(r"\b(?:in|use|using|stick to|only) (?:\w+ and )?(kilomet\w+|km|metric|metres|meters|kilograms|kg|centimet\w+|cm|millimet\w+|mm|grams|g|"
                      r"millilit\w+|ml|lit\w+)\b|\bmin/km\b|\bmetric\b", low) and \
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
             out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,

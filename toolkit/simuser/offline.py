@@ -51,7 +51,7 @@ def applicability(cp: CompiledPreference, view: View, *, wide: bool) -> tuple[bo
     """Step 2: do the preference's conditions hold and its exceptions not hold?"""
     reasons = []
     for exc in cp.except_when:
-        ok, why = condition_holds(exc, view, wide=False)
+        ok, why = condition_holds(exc, view, wide=False, topic=cp.topic)
         if ok:
             return False, f"exception holds ({exc!r}: {why})"
         reasons.append(f"exception {exc!r} does not hold")

@@ -41,7 +41,7 @@ def stem(word: str) -> str:
     w = word.lower().replace("\u2019", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
+    for suf, rep in (("ies", "y"), ("sses", "ss"), ("zzes", "z"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"),
                      ("s", "")):
         if w.endswith(suf) and len(w) - len(suf) >= 3 and not w.endswith(("ss", "us")) and w not in _KEEP_S:
             w = w[: -len(suf)] + rep
@@ -120,12 +120,18 @@ def negated_at(text: str, start: int, window: int = 5) -> bool:
     head = text[max(0, start - 80): start]
     head = re.split(r"[.;!?\n]|\bbut\b|\bhowever\b|\bthough\b", head.lower())[-1]
     for _ in range(3):  # "not part of Marriott or Hilton": the negation reaches across a coordination
-        shorter = re.sub(r"\b(?!(?:no|not|never|without|nor)\b)[\w'-]+\s*(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b)\s*$",
-                         "", head)
+        shorter = re.sub(r"[\"\u201c]?\b(?!(?:no|not|never|without|nor)\b)[\w'-]+(?:\s+[\w'-]+){0,2}[\"\u201d]?\s*"
+                         r"(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|/)\s*$", "", head) if re.search(r"[\"\u201c]\s*$|/\s*$", head) \
+            else re.sub(r"\b(?!(?:no|not|never|without|nor)\b)[\w'-]+\s*(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|/)\s*$",
+                        "", head)
         if shorter == head:
             break
         head = shorter
     tail = " ".join(head.split()[-window:])
+    if re.search(r"\b(?:left out|leaving out|leave out|skipped|skipping|avoided|avoiding|excluded|excluding|dropped|"
+                 r"cut out|steered clear of|replaced|swapped out|ruled out)\s+(?:the\s+|any\s+|all\s+)?(?:[\w'\"-]+\s+){0,2}$",
+                 tail + " "):
+        return True
     if re.search(r"\b(?:may|might|can|often|usually|many|most|some|which|that|it|they)\s+(?:also\s+)?contains?\s+"
                  r"(?:\w+\s+){0,1}$|\b(?:instead of|rather than|in place of|swap(?:ped)? out|replaced?|watch out for|"
                  r"check (?:the label )?for|free from|free of)\s+(?:the\s+|any\s+)?(?:\w+\s+){0,1}$", tail + " "):
