@@ -101,6 +101,9 @@ SYNONYMS = {
     "endpoint": ("endpoint", "get /", "post /", "put /", "patch /", "delete /", "/v1", "/v2", "/api", "route"),
     "abstract": ("abstract",),
     "slack": ("slack", "#", "channel", "dm"),
+    "explor": ("explore", "exploring", "poking around", "poke around", "peek", "look like", "get a feel", "quick look",
+               "take a look", "what's in", "curious"),
+    "peek": ("peek", "poking around", "poke around", "look like", "quick look", "take a look", "what's in"),
     "social": ("instagram", "linkedin", "facebook", "twitter", "tiktok", "caption", "social", "for x", "on x"),
     "post": ("post", "caption", "tweet", "thread"),
     "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to"),
@@ -175,6 +178,33 @@ def _paths_said(view: View) -> list[str]:
                                                                                      view.reply)]
 
 
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = r"jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*"
+
+
+def trip_days(task: str) -> int | None:
+    """How many days a trip in the task spans (None when it does not say)."""
+    low = task.lower().replace("\u2013", "-").replace("\u2014", "-")
+    spans = []
+    for m in re.finditer(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|a couple of)[- ](days?|nights?)\b", low):
+        n = tx.parse_number(m.group(1)) or (2 if "couple" in m.group(1) else 1)
+        spans.append(n + 1 if m.group(2).startswith("night") else n)
+    for m in re.finditer(r"\b(\d+|one|two|three|a)\s+weeks?\b|\bfortnight\b", low):
+        spans.append(14 if "fortnight" in m.group(0) else 7 * (tx.parse_number(m.group(1)) or 1))
+    for m in re.finditer(r"\b(" + "|".join(_DAYS) + r")\s*(?:to|-|until|through|and)\s*(" + "|".join(_DAYS) + r")\b", low):
+        a, b = _DAYS.index(m.group(1)), _DAYS.index(m.group(2))
+        spans.append((b - a) % 7 + 1)
+    for m in re.finditer(r"\b(\d{1,2})(?:st|nd|rd|th)?\s*(?:-|to|until)\s*(\d{1,2})(?:st|nd|rd|th)?\s+(?:" + _MONTHS + r")\b", low):
+        a, b = int(m.group(1)), int(m.group(2))
+        if 0 < b - a < 31:
+            spans.append(b - a + 1)
+    if not spans and re.search(r"\bweekend\b", low):
+        spans.append(2)
+    if not spans and re.search(r"\bday trip\b|\bone day\b|\bfor the day\b", low):
+        spans.append(1)
+    return max(spans) if spans else None
+
+
 def _special(low: str, view: View) -> tuple[bool, str] | None:
     """Conditions with a direct reading: file counts, figure counts, folders."""
     m = re.search(r"(more|fewer|less) than (\w+) files?\b", low)
@@ -217,8 +247,8 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
     return None
 
 
-def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozenset[str] = frozenset()
-                    ) -> tuple[bool | None, str]:
+def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozenset[str] = frozenset(),
+                    majority: bool = False) -> tuple[bool | None, str]:
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason.
 
     ``topic`` holds the stems of the preference's own words: for an exception ("unless it's a weekend
@@ -241,10 +271,17 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         paths += re.findall(r"[\w\-/]+\.\w{1,5}\b", view.reply.lower())
     if re.search(r"\b(several|multiple|many|multi|longer than (one|a) day|more than (one|a) day|multi-day|"
                  r"overnight|days|nights)\b", low) and re.search(r"\b(days?|nights?|trip|stay|itinerar)", low):
-        multi = bool(re.search(r"\b([2-9]|1\d|two|three|four|five|six|seven|eight|nine|ten|several|a few|"
-                               r"couple of)[- ](days?|nights?)\b|\bweekend\b|\bweek\b|\b(mon|tues|wednes|thurs|"
-                               r"fri|satur|sun)day\s*(to|-|until|through)\s*(mon|tues|wednes|thurs|fri|satur|sun)day\b|"
-                               r"\b(saturday and sunday|friday to)", view.task.lower()))
+        m = re.search(r"\b(?:more than|over|longer than)\s+(\w+)\s+(days?|nights?)|\b(\w+)\s+(?:or more|\+)\s+(days?|nights?)|"
+                      r"\bat least\s+(\w+)\s+(days?|nights?)", low)
+        span = trip_days(view.task)
+        if m:
+            n = tx.parse_number(m.group(1) or m.group(3) or m.group(5) or "") or 2
+            unit = m.group(2) or m.group(4) or m.group(6)
+            n = n + 1 if unit.startswith("night") else n
+            need_days = n + 1 if m.group(1) else n
+            ok = span is not None and span >= need_days
+            return ok, f"the task covers {span or 'an unknown number of'} days"
+        multi = span is not None and span >= 2
         return multi, "the task spans several days" if multi else "the task is not a multi-day trip"
     if len(low.split()) <= 7 and (re.search(r"\b(chang|touch|modif|edit|writ)\w*\s+(the\s+|any\s+)?code\b|\bcode (change|edit)s?\b|\bcoding\b|"
                   r"^(a|an|any|every|each)?\s*(code\s+)?(change|edit|commit)s?$", low) or
@@ -301,7 +338,12 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         syns = SYNONYMS.get(w) or SYNONYMS.get(tx.stem(w)) or ()
         if _has(ctx_low, ctx_stems, w) or any(_has(ctx_low, ctx_stems, s) for s in syns):
             matched.append(w)
-    need = 1 if re.search(r"\bor\b|,", low) else max(1, math.ceil(len(kws) / 2))  # "X, Y or Z": any one will do
+    short_list = re.search(r"(?:^|\s)(?:\S+\s+){0,2}\S+\s*(?:,\s*(?:\S+\s+){0,2}\S+\s*)*,?\s+or\s+(?:\S+\s+){0,2}\S+\s*$",
+                           re.sub(r"^.*?\b(?:is|are|about|for|like|mentions?|asks? (?:for|about))\s+", "", low))
+    need = 1 if short_list else max(1, math.ceil(len(kws) / 2))  # "meals, recipes or snacks": any one will do
+    if majority:  # a strict reading: most of the condition's own words are in the delivery
+        ok = len(kws) >= 2 and len(matched) >= max(2, math.ceil(2 * len(kws) / 3))
+        return ok, (f"condition words found: {', '.join(matched)}" if matched else "no condition words found")
     ok = salient_hit or (len(matched) >= need and (delivery or not wide))
     return ok, (f"condition words found: {', '.join(matched)}" if matched else
                 f"none of {', '.join(kws[:5])} in the {'delivery' if wide else 'task'}")

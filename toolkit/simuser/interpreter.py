@@ -549,6 +549,9 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
     for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
         if re.search(r"\b(source (code|file|tree)|open source)\b", low):
             break
+        if re.search(r"\b(?:change|edit|fix|update|modify|regenerate|read|open)\s+(?:the\s+|its\s+)?source\b", low) and \
+                not re.search(r"\b(sources|citations?|cite|references)\b", low):
+            break
         if not re.search(r"\b(sources?|citations?|cite|references?)\b", low) and not re.search(
                 r"\blinks? to (?:the |a |your |its )?(?:source|original|paper|study|article|docs?|documentation)|"
                 r"\b(?:include|add|give|provide|always)\b[^.]{0,15}\blinks?\b", low):
@@ -1084,7 +1087,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                            ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
                            f"check that places are {key}-friendly"))
         return
-    m = re.search(r"\b(?:nothing|no \w+|not|never)\s+(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.)?", low)
+    m = re.search(r"\b(?:nothing|no \w+|not|never)\s+(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.)?", low) or \
+        re.search(r"\b(?:nothing|no|never|don't|do not)\b[^.]{0,30}?\b(?:leav\w*|depart\w*|start\w*|up|out)\s+(?:\w+\s+)?"
+                  r"(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.|in the morning|o'clock)?", low)
     if m and 5 <= int(m.group(1)) <= 12:
         hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
         rx = (rf"\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
@@ -1361,6 +1366,8 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
         ex = tuple(tx.stems_of(" ".join(tx.words(e)[:5])) for e in examples if len(tx.words(e)) >= 2)
         out = [replace(c, match=Matcher(c.match.phrases + ex, c.match.regexes))
                if isinstance(c, Forbid) and not c.task_override and c.label in _EXAMPLE_LABELS else c for c in out]
+    if any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
+        out = [c for c in out if not (isinstance(c, Forbid) and c.label in ("pleasantries", "apologies"))]
     uniq: list[Check] = []
     for c in out:
         if c not in uniq and not (isinstance(c, ActionRule) and any(
@@ -1548,5 +1555,8 @@ def _compile_cached(dumped: str) -> CompiledPreference:
         conds = [*conds, subj]
     applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
     excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
-    topic = frozenset(tx.stem(w) for w in tx.words(pref.text.lower()) if w not in lx.STOPWORDS)
+    main = pref.text.lower()
+    for part in (*conds, *excs):
+        main = main.replace(part.lower(), " ")
+    topic = frozenset(tx.stem(w) for w in tx.words(main) if w not in lx.STOPWORDS)
     return CompiledPreference(pref.id, checks, applies, excepts, source, topic)

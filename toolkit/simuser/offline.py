@@ -52,6 +52,10 @@ def applicability(cp: CompiledPreference, view: View, *, wide: bool) -> tuple[bo
     reasons = []
     for exc in cp.except_when:
         ok, why = condition_holds(exc, view, wide=False, topic=cp.topic)
+        if not ok:  # the reply may say why the exception applies ("this one needs a rental car: no bus goes there")
+            ok2, why2 = condition_holds(exc, view, wide=True, topic=cp.topic, majority=True)
+            if ok2:
+                ok, why = ok2, f"the reply says so: {why2}"
         if ok:
             return False, f"exception holds ({exc!r}: {why})"
         reasons.append(f"exception {exc!r} does not hold")
