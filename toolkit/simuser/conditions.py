@@ -239,6 +239,10 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
                          r"polish|rework)\b", view.task.lower())
         ok = bool(did or asks)
         return ok, "the delivery reports changes" if ok else "nothing was changed"
+    m = re.search(r"\b(ticket|order|invoice|case|reference|booking|account)\s+(?:number|no\.?|id)\b", low)
+    if m and re.search(r"\b(known|given|available|in the task|mentioned|provided)\b", low):
+        ok = bool(re.search(r"#\s?\d{3,}|\b\d{4,}\b|\b[A-Z]{2,}-\d+\b", view.task))
+        return ok, f"the task {'gives' if ok else 'gives no'} {m.group(1)} number"
     m = _PATH_COND.search(low)
     if m and re.search(r"\b(under|in|inside|within|lives?|living|from|to|into)\s+(?:the\s+)?" + re.escape(m.group(1)), low):
         folder = m.group(1).lower()

@@ -238,7 +238,8 @@ _MAX_RX = re.compile(
     r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|past|beyond|above|limit(?:ed)? (?:it |them |replies |"
     r"answers |responses )?to|keep (?:it|them|replies|answers|responses|things) (?:to|at|under)|"
     r"capped at|in)\s+" + _NUM + r"(?:[- ]" + _UNITS + r")", re.I)
-_MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less)|max(?:imum)?|tops|at most|limit)", re.I)
+_MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less|under|below|shorter)|max(?:imum)?|tops|at most|limit)",
+                      re.I)
 _MIN_RX = re.compile(r"(?:at least|minimum of|no fewer than|no less than|a minimum of)\s+" + _NUM + r"\s+" + _UNITS,
                      re.I)
 

@@ -332,6 +332,9 @@ class Bookend(Check):
         lines = [ln for ln in view.reply.strip().splitlines() if ln.strip()]
         if not lines:
             return Finding("not_applicable", "empty reply", topic="sign-off")
+        if re.search(r"\b(?:haven't|have not|didn't|did not|won't|will not)\s+(?:yet\s+)?(?:drafted|written|sent|draft|write|"
+                     r"send)\b", view.reply, re.I):
+            return Finding("not_applicable", "no draft in this delivery", topic="sign-off")
         part = lines[-3:] if self.where == "end" else lines[:2]
         if self.where == "start" and lines and re.match(r"\s*subject\s*:", lines[0], re.I):
             part = lines[1:3]
@@ -339,6 +342,8 @@ class Bookend(Check):
         want = _norm(self.phrase)
         if re.sub(r"\b(first name|name|x|y)\b", "", want).strip() != want:
             want = re.sub(r"\s*\b(first name|name|x|y)\b.*$", "", want).strip()
+        # a template slot ("ticket #NNNNN", "<name>", "[date]") matches anything: compare what comes before it
+        want = re.sub(r"\s*\b(?:n{3,}|x{3,}|\d{0}#+)\b.*$|\s*[<\[{][^>\]}]*[>\]}].*$", "", want).strip() or want
         if want and seg.startswith(want) if self.where == "start" else want in seg:
             return Finding("satisfied", f"it {'opens' if self.where == 'start' else 'closes'} as asked",
                            topic="sign-off")
@@ -1105,6 +1110,30 @@ class Servings(Check):
         return f"sized for {self.n} people"
 
 
+_RAN_TOOL = re.compile(r"`[^`\n]{2,80}`|\b(?:go (?:test|vet|build)|cargo (?:test|clippy|build|fmt|check)|pytest|npm (?:test|run \w+)|"
+                       r"pnpm \w+|yarn \w+|\./gradlew \w+|gradle \w+|make \w+|mvn \w+|tox|ruff|mypy|eslint|tsc|jest|vitest|"
+                       r"rspec|phpunit|dotnet test|swift test|ctest)\b|^\s*\$ \S", re.M)
+
+
+@dataclass(frozen=True)
+class RanCommands(Check):
+    """The reply names the commands the agent ran to check its work, not just 'tests pass'."""
+
+    def evaluate(self, view: View) -> Finding:
+        claims = re.search(r"\b(tests? (?:all )?pass\w*|all green|verified|checked|works|passing|ran the tests|tested)\b",
+                           view.reply, re.I)
+        if _RAN_TOOL.search(view.reply) and re.search(r"\b(ran|run|running|executed|passed|passes|output|result)\b",
+                                                       view.reply, re.I):
+            return Finding("satisfied", "the reply names what was run", topic="commands run")
+        if not claims and not view.changes_code:
+            return Finding("not_applicable", "nothing was checked here", topic="commands run")
+        return Finding("violated", "you don't say which commands you ran", "tell me the exact commands you ran",
+                       "commands run")
+
+    def describe(self) -> str:
+        return "names the commands that were run"
+
+
 _PATH_TOKEN = r"(?P<p>(?:[\w.-]+/)+(?![\w.])|[\w-]+\.(?:csv|json|lock|env|ya?ml|toml|ini|cfg|xlsx?|txt|md|sql|db|sqlite|py|js|ts|tex)\b|\.env\b)"
 
 
@@ -1501,6 +1530,11 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if re.search(r"\bplaceholders?\b", low) and re.search(r"\b(keys?|tokens?|secrets?|passwords?|credentials?)\b", low) \
             or re.search(r"\b(real|actual|live)[- ](?:looking )?(keys?|tokens?|secrets?|credentials?)\b", low):
         out.append(SecretLeak())
+    # say which commands were run
+    if re.search(r"\b(?:commands?|tasks?|checks?|tests?)\s+(?:that\s+)?you\s+(?:actually\s+)?(?:ran|run|executed)\b|"
+                 r"\bwhat you (?:actually )?ran\b|\bwhich (?:commands?|tests?|tasks?|checks?)\b[^.]{0,20}\b(?:ran|run)\b", low):
+        out.append(RanCommands())
+        drop.add("*requireterms*")
     # numbered citations
     if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
                  r"cites?|style)\b", low):
