@@ -107,6 +107,9 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
                 len(m.group("c").split()) > 6 or re.search(r"\b(use|write|give|keep|put|make|add|avoid)\b|\)",
                                                            m.group("c"), re.I)):
             m = None  # "For diagnostics use the logger, not print()" is an instruction, not a condition
+        if m and re.match(r"\s*(?:for|in|on)\b", s, re.I) and not [
+                w for w in _content_words(m.group("c")) if w not in ("text", "itself", "general", "case", "fact")]:
+            m = None  # "In the text itself, ..." names no situation
         if m and not re.match(r"\s*(?:in|on|for)\s+(?:every|all|each|any|general|short)\b", s, re.I):
             conds.append(m.group("c").strip())
             s = m.group("b")
@@ -572,7 +575,8 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
             re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
                       r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
                       r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
-                      r"exploratory|notebooks?|dumps?|csv dumps?|experiments?|sandbox|playground|"
+                      r"exploratory|notebooks?|dumps?|csv dumps?|experiments?|sandbox|playground|working cop(?:y|ies)|"
+                      r"old versions?|intermediate versions?|"
                       r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
                       low):
         extra = []
@@ -1299,7 +1303,8 @@ def positive_form(text: str) -> str:
     return re.sub(r"(^|[.!?]\s+)(always)", lambda m: m.group(1) + "Always", t)
 
 
-_DONE_COND = re.compile(r"^\s*(?:when|once|after|before)\s+(?:you(?:'re| are| have|'ve)?\s+)?(?:done|finished|"
+_DONE_COND = re.compile(r"^\s*(?:when|once|after|before)\s+(?:(?:a|the|your|my)\s+(?:draft|task|work|job|change|piece|"
+                        r"edit)\s+is\s+(?:finished|done|complete|final)|you(?:'re| are| have|'ve)?\s+)?(?:done|finished|"
                         r"finish\w*|hand(?:ing)?\b[^,]{0,30}\bback|wrap(?:ping)? up|report(?:ing)? back|are through)"
                         r"[^,]{0,20},\s*", re.I)
 
@@ -1492,7 +1497,8 @@ def compile_check(spec: CheckSpec) -> Check:
     return Unknown(reason=f"unsupported check type {t!r}")
 
 
-_DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
+_DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|"
+              r"lit(?:erature)? notes|paper summar(?:y|ies)|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
               r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
               r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"
               r"taglines?|slogans?|blurbs?|product descriptions?|descriptions?|bios?|announcements?|press releases?|"

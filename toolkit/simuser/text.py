@@ -52,9 +52,12 @@ def stem(word: str) -> str:
             break
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
         w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
+    if w.endswith("e") and len(w) > 3 and w not in _KEEP_E:
         w = w[:-1]
     return w
+
+
+_KEEP_E = frozenset({"note", "none", "done", "gone", "come", "some", "here", "there", "where", "were"})
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ def negated_at(text: str, start: int, window: int = 5) -> bool:
     """Whether a negator (or a warning such as 'many contain') sits in the few words before ``start``."""
     head = text[max(0, start - 80): start]
     head = re.split(r"[.;!?\n]|\bbut\b|\bhowever\b|\bthough\b", head.lower())[-1]
+    head = re.sub(r"[\"\u201c'\u2018]\s*$", "", head)
     for _ in range(3):  # "not part of Marriott or Hilton": the negation reaches across a coordination
         shorter = re.sub(r"[\"\u201c]?\b(?!(?:no|not|never|without|nor)\b)[\w'-]+(?:\s+[\w'-]+){0,2}[\"\u201d]?\s*"
                          r"(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|/)\s*$", "", head) if re.search(r"[\"\u201c]\s*$|/\s*$", head) \
