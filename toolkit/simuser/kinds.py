@@ -1134,6 +1134,61 @@ class RanCommands(Check):
         return "names the commands that were run"
 
 
+def _name_pattern(example: str) -> str:
+    """A file-name pattern from a template or an example ("YYYY-MM-DD-feature-name.md", "okafor-2023-adapters.md")."""
+    name = example.rsplit("/", 1)[-1]
+    stem, _, ext = name.rpartition(".")
+    out = []
+    for tok in re.split(r"([-_.])", stem):
+        if tok in ("-", "_", "."):
+            out.append(re.escape(tok))
+        elif re.fullmatch(r"y{4}|Y{4}", tok) or re.fullmatch(r"\d{4}", tok):
+            out.append(r"\d{4}")
+        elif re.fullmatch(r"mm|MM|dd|DD|\d{2}", tok):
+            out.append(r"\d{2}")
+        elif re.fullmatch(r"\d+|n|num|number|nn+|NN+", tok):
+            out.append(r"\d+")
+        elif tok.lower() == "year":
+            out.append(r"\d{4}")
+        elif tok.lower() == "date":
+            out.append(r"\d{4}-\d{2}-\d{2}")
+        else:
+            out.append(r"[a-z0-9]+(?:[-_][a-z0-9]+)*" if tok.islower() or tok.isupper() else r"[A-Za-z0-9]+")
+    pat = "".join(out)
+    pat = re.sub(r"(\[a-z0-9\]\+\(\?:\[-_\]\[a-z0-9\]\+\)\*)(?:\\-\1)+", r"\1", pat)
+    return pat + (r"\." + re.escape(ext) if ext else "")
+
+
+@dataclass(frozen=True)
+class FileNaming(Check):
+    """Files the agent saves go in a folder and follow a naming pattern ("docs/specs/YYYY-MM-DD-name.md")."""
+
+    folder: str
+    pattern: str
+    ext: str
+    label: str
+
+    def evaluate(self, view: View) -> Finding:
+        ext = re.escape(self.ext) if self.ext else r"[A-Za-z0-9]{1,5}"
+        said = re.findall(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\." + ext + r")\b", view.reply)
+        saved = [p for p in said if re.search(r"\b(sav\w*|wrote|written|creat\w*|stored|new file|filed)\b[^.\n]{0,40}"
+                                              + re.escape(p), view.reply, re.I)]
+        saved += [p for p in (view.artifacts or {}) if re.search(r"\." + ext + "$", p) and p.rsplit("/", 1)[-1] in view.reply]
+        saved = list(dict.fromkeys(saved))
+        if not saved:
+            return Finding("not_applicable", "no file saved here", topic="file names")
+        for path in saved:
+            if self.folder and not path.lower().startswith(self.folder.lower()):
+                return Finding("violated", f"{path} is not in {self.folder}", f"save it under {self.folder}", "file names")
+            if self.pattern and not re.fullmatch(self.pattern, path.rsplit("/", 1)[-1]):
+                return Finding("violated", f"{path} does not follow the {self.label} naming",
+                               f"name it like {self.label}", "file names")
+        return Finding("satisfied", "files are where and how you want them", topic="file names")
+
+    def describe(self) -> str:
+        return f"files in {self.folder or 'any folder'} named like {self.label}"
+
+
 _PATH_TOKEN = r"(?P<p>(?:[\w.-]+/)+(?![\w.])|[\w-]+\.(?:csv|json|lock|env|ya?ml|toml|ini|cfg|xlsx?|txt|md|sql|db|sqlite|py|js|ts|tex)\b|\.env\b)"
 
 
@@ -1535,6 +1590,21 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                  r"\bwhat you (?:actually )?ran\b|\bwhich (?:commands?|tests?|tasks?|checks?)\b[^.]{0,20}\b(?:ran|run)\b", low):
         out.append(RanCommands())
         drop.add("*requireterms*")
+    # where saved files go and how they are named
+    exs = list(re.finditer(r"(?<![\w/])((?:[\w.-]+/)*[\w<>{}\[\].-]*[A-Za-z0-9>\]}]\.(md|txt|csv|json|ya?ml|py|ipynb|tex|"
+                           r"docx?|pdf|png|svg))\b", text))
+    ex = exs[-1] if exs else None  # the concrete example usually comes last ("..., e.g. okafor-2023-adapters.md")
+    folder = re.search(r"\b(?:in|into|under|to|live in|lives in|go in|goes in)\s+(?:the\s+)?`?((?:[\w.-]+/)+)`?", text)
+    if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|live in|lives in|go in|goes in|"
+                                    r"put (?:it|them)|store)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(sav|nam)", low):
+        ext = ex.group(2) if ex else ""
+        pattern = _name_pattern(ex.group(1)) if ex and re.search(r"\b(nam\w*|start\w* (?:the|with)|date first|like|e\.g\.|"
+                                                                  r"format)\b", low) else ""
+        fold = folder.group(1) if folder else (ex.group(1).rsplit("/", 1)[0] + "/" if ex and "/" in ex.group(1) else "")
+        if ex and (fold or pattern):
+            out.append(FileNaming(fold, pattern, ext, ex.group(1).rsplit("/", 1)[-1] if ex else fold))
+            drop.update({"*domain*", "*forbid-containing:yyyy*"})
+            out[:] = [c for c in out if not isinstance(c, DateFormat)]
     # numbered citations
     if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
                  r"cites?|style)\b", low):
