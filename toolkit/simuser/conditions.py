@@ -347,7 +347,12 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
             matched.append(w)
     short_list = re.search(r"(?:^|\s)(?:\S+\s+){0,2}\S+\s*(?:,\s*(?:\S+\s+){0,2}\S+\s*)*,?\s+or\s+(?:\S+\s+){0,2}\S+\s*$",
                            re.sub(r"^.*?\b(?:is|are|about|for|like|mentions?|asks? (?:for|about))\s+", "", low))
-    need = 1 if short_list else max(1, math.ceil(len(kws) * 0.4))  # "meals, recipes or snacks": any one will do
+    if short_list:  # "meals, recipes or snacks": any one will do, but it has to be one of the things listed
+        tail = re.sub(r"^.*?\b(?:is|are|about|for|like|mentions?|asks? (?:for|about)|giving me|writing|making|planning)\s+", "",
+                      low)
+        heads = [tx.words(x)[-1] for x in re.split(r",\s*|\s+or\s+|\s+and\s+", tail) if tx.words(x)]
+        matched = [w for w in matched if w in heads] or ([] if heads else matched)
+    need = 1 if short_list else max(1, math.ceil(len(kws) * 0.4))
     if majority:  # a strict reading: most of the condition's own words are in the delivery
         ok = len(kws) >= 2 and len(matched) >= max(2, math.ceil(2 * len(kws) / 3))
         return ok, (f"condition words found: {', '.join(matched)}" if matched else "no condition words found")

@@ -938,6 +938,15 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
     if re.search(r"\b(bullets?|bullet points?|headings?|emojis?|markdown|tables?|lists?|prose|"
                  r"paragraphs?|jargon|apolog\w*|comments?)\b", ylow):
         return
+    lang_ext = {"java": "java", "javascript": "js", "typescript": "ts", "python": "py", "kotlin": "kt", "ruby": "rb",
+                "go": "go", "rust": "rs", "php": "php", "swift": "swift", "scala": "scala", "perl": "pl"}.get(ylow)
+    if lang_ext:  # "in Kotlin, not Java": new code in that language, not the word in a path
+        ext = re.escape(lang_ext)
+        out.append(Forbid(f"{ylow} code", Matcher((), (rf"```{re.escape(ylow)}\b", rf"```{ext}\b",
+                                                       rf"\b(?:created|added|new|wrote|written)\b[^.\n]{{0,60}}\.{ext}\b")),
+                          where="any", ask=f"write it in {m.group('x').strip()} instead" if m.groupdict().get("x")
+                          else f"no {ylow} code"))
+        return
     phrases, rxs = _domain_terms(ylow)
     codey = bool(_CODEY.search(body)) or bool(re.search(r"\w[._/@]\w|^[._/@]\w", y.strip()))
     out.append(Forbid(ylow, matcher([ylow, *phrases], tuple(rxs)), where="codeish" if codey else "any",
@@ -951,7 +960,8 @@ _NOGO_RX = (r"(?:^|[.;,]\s*)(?P<np>[\w\-' ]{2,40}?)\s+(?:is|are)\s+(?:a\s+|an\s+
 _KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
 _AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't|'d rather not|would rather not|prefer not to|"
                   r"rather not)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
-                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch)\s+"
+                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch|slip|sneak|"
+                  r"throw|push|suggest|recommend|mention)\s+"
                   r"(?:me\s+|us\s+|them\s+)?(?:in|at|on|to|with|by|for|into)?\s*"
                   r"(?P<np>[^.;:!?]+)")
 _AVOID_RX = (r"\b(?:(?:don't|do not|never) want to see|nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
@@ -978,7 +988,10 @@ _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
                  "duration": ["hour", "minute", "hrs", "mins"],
                  "mileag": ["miles", "km", "odometer"], "link": ["http", "www"],
-                 "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"]}
+                 "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"],
+                 "gram": ["g"], "kilogram": ["kg"], "minute": ["min", "mins"], "hour": ["h", "hr", "hrs"],
+                 "calori": ["kcal", "cal"], "kilometr": ["km"], "kilometer": ["km"], "percent": ["%"],
+                 "temperatur": ["\u00b0c", "\u00b0f", "degrees"]}
 _REQ_REGEX = {tx.stem(k): v for k, v in {
     "number": (r"#\s?\d+", r"\b(?:no\.|nr\.?|n\u00ba)\s?\d+", r"\b\d{3,}\b"),
     "timestamp": (r"\b\d{1,2}:\d\d\b",), "time": (r"\b\d{1,2}:\d\d\b", r"\b\d+\s?(?:min|h)\b"),
@@ -1158,7 +1171,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
         np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
-        cw = _content_words(np2)
+        cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in ("per", "each", "every",
+                                                                                                 "exactly", "roughly")]
         if not cw:
             continue
         why = _not_content_np(verb, np2, cw)
@@ -1260,6 +1274,8 @@ def _rule_items(body: str, out: list[Check]) -> None:
         if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
             out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
                                                            "idea", "pick", "shortlist", "alternative", "which"])))
+        elif n and tx.stem(noun) in ("question", "exercis", "step", "task", "problem", "slid", "item", "point"):
+            out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
         elif n:
             out.append(MaxItems(n, about.lower(), matcher([about])))
     if re.search(r"\bconventional[- ]commits?\b", body, re.I):
@@ -1497,7 +1513,8 @@ def compile_check(spec: CheckSpec) -> Check:
     return Unknown(reason=f"unsupported check type {t!r}")
 
 
-_DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|"
+_DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
+              r"lesson plans?|worksheets?|quizz(?:es)?|quiz|"
               r"lit(?:erature)? notes|paper summar(?:y|ies)|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
               r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
               r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"
@@ -1563,7 +1580,7 @@ def _compile_cached(dumped: str) -> CompiledPreference:
     applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
     excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
     main = pref.text.lower()
-    for part in (*conds, *excs):
+    for part in (*[c for c in conds if len(c.split()) > 2], *excs):  # a one-word scope ("Sessions") is the topic itself
         main = main.replace(part.lower(), " ")
     topic = frozenset(tx.stem(w) for w in tx.words(main) if w not in lx.STOPWORDS)
     return CompiledPreference(pref.id, checks, applies, excepts, source, topic)

@@ -123,9 +123,13 @@ def negated_at(text: str, start: int, window: int = 5) -> bool:
     head = text[max(0, start - 80): start]
     head = re.split(r"[.;!?\n]|\bbut\b|\bhowever\b|\bthough\b", head.lower())[-1]
     head = re.sub(r"[\"\u201c'\u2018]\s*$", "", head)
+    head = re.sub(r"(\b(?:and|or|nor)\s+)(?!(?:no|not|never|without|nor|none|unlike)\b)[\w'-]+\s*$", r"\1", head)  # "and lunge jumps"
     for _ in range(3):  # "not part of Marriott or Hilton": the negation reaches across a coordination
         shorter = re.sub(r"[\"\u201c]?\b(?!(?:no|not|never|without|nor)\b)[\w'-]+(?:\s+[\w'-]+){0,2}[\"\u201d]?\s*"
                          r"(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|/)\s*$", "", head) if re.search(r"[\"\u201c]\s*$|/\s*$", head) \
+            else re.sub(r"\b(?!(?:no|not|never|without|nor)\b)[\w'-]+(?:\s+[\w'-]+)?\s*(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|"
+                        r"\band\b|/)\s*$", "", head) if re.search(r"\b(?:left out|skipped|avoided|excluded|dropped|removed)\b",
+                                                            head) \
             else re.sub(r"\b(?!(?:no|not|never|without|nor)\b)[\w'-]+\s*(?:,\s*(?:or|nor|and)?|\bor\b|\bnor\b|/)\s*$",
                         "", head)
         if shorter == head:
