@@ -106,6 +106,10 @@ SYNONYMS = {
     "peek": ("peek", "poking around", "poke around", "look like", "quick look", "take a look", "what's in"),
     "social": ("instagram", "linkedin", "facebook", "twitter", "tiktok", "caption", "social", "for x", "on x"),
     "post": ("post", "caption", "tweet", "thread"),
+    "chart": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
+    "plot": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
+    "graph": ("chart", "plot", "graph", "figure", "visuali", "histogram"),
+    "shopping": ("shopping", "buy", "purchase", "store", "pick up", "materials", "what do i need", "groceries"),
     "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to"),
 }
 COND_GENERIC = frozenset({
@@ -220,8 +224,7 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
         return ok, f"{k} files touched"
     m = re.search(r"\b(two|three|four|five|six|\d+|several|multiple|a couple of|more than (?:one|two|a couple of)|"
                   r"a few)\s+(?:or more\s+)?(?:\w+\s+)?(figures|numbers|amounts|costs|prices|metrics|values|sums)\b", low)
-    if m or re.search(r"\b(?:report|give|gives|giving|reporting|list|lists)\w*\s+(?:\w+\s+)?(figures|numbers|metrics|"
-                      r"amounts|costs)\b", low):
+    if m or re.search(r"\b(?:report|give|gives|giving|reporting|list|lists)\w*\s+(figures|numbers|amounts|costs)\b", low):
         word = m.group(1) if m else "two"
         n = tx.parse_number(word.split()[-1]) if word.split()[-1] not in ("several", "multiple", "few", "of") else 2
         n = (n or 2) + (1 if word.startswith("more than") else 0)

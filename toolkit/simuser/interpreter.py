@@ -980,7 +980,8 @@ _PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|cho
 _END_WITH_RX = (r"\b(?:end|finish|close|wrap up|conclude|round off|sign off)\s+(?:every|each|all|any|the|my|your)?\s*"
                 r"(?P<scope>(?:\w+\s+){0,2}?)with\s+(?P<np>[^.;!?]+)")
 _REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
-               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|"
+               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|spell out|"
+               r"contain|quote|display|"
                r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
                r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
 _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
@@ -1037,7 +1038,7 @@ def _literal_code(part: str) -> tuple[str, str] | None:
                     flags=re.I)[0].strip(" ,\"'`")
     if not re.search(r"[*=<>!|&$@#{}\[\]]|(?:^|\s)--?[a-z]", core) or len(core) > 30 or len(tx.words(core)) > 4:
         return None
-    toks = [re.escape(t) for t in core.split()]
+    toks = [re.escape(t).replace("=", r"\s*=\s*") for t in core.split()]
     rx = r"(?<![\w])" + r"\s*".join(toks) + (r"(?!\w)" if re.search(r"\w$", core) else "")
     return core, rx
 
@@ -1163,8 +1164,11 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
                     r"more than|fewer|less than)\b", np, re.I):
             continue
-        where = "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) else \
-            "start" if re.search(r"\b(start|begin|open|lead)\b", verb) else "reply"
+        full = m.group(0) + body[m.end(): m.end() + 80]
+        where = "start" if re.search(r"\b(start|begin|open|lead)\b", verb) or re.search(
+            r"\b(at the (?:very )?(?:top|start|beginning)|up front|before (?:step 1|anything else|the first)|first thing)\b",
+            full, re.I) else "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) and not re.search(
+            r"\bnot\b[^.]{0,25}\bend\b", full, re.I) else "reply"
         parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
                           r"any|all)\b", np, maxsplit=1, flags=re.I)
         np2 = parts2[0]
@@ -1265,6 +1269,13 @@ def _rule_items(body: str, out: list[Check]) -> None:
     if not m:
         m = re.search(r"\b" + _NUM + r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\s+(?:at most|max(?:imum)?|tops|or fewer|"
                       r"or less)\b", body, re.I)
+    if not m:
+        m2 = re.search(r"\b(" + _ITEM_NOUNS + r")\s*,?\s+" + _NUM + r"\s+(?:at most|max(?:imum)?|tops|or fewer|or less)\b",
+                       body, re.I)
+        if m2:
+            n2 = tx.parse_number(m2.group(2))
+            if n2:
+                out.append(MaxItems(n2, m2.group(1).lower(), None))
     if m:
         n = tx.parse_number(m.group(1))
         noun = m.group(2).lower()
@@ -1514,7 +1525,8 @@ def compile_check(spec: CheckSpec) -> Check:
 
 
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
-              r"lesson plans?|worksheets?|quizz(?:es)?|quiz|"
+              r"lesson plans?|worksheets?|quizz(?:es)?|quiz|(?:payment )?reminders?|newsletters?|invoices?|job ads?|"
+              r"job postings?|blog posts?|charts?|plots?|graphs?|shopping lists?|project plans?|"
               r"lit(?:erature)? notes|paper summar(?:y|ies)|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
               r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
               r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"

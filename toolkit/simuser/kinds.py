@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolkit.simuser import text as tx
-from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, PriceCap, View, matcher
+from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, PriceCap, Require, View, matcher
 
 # -- language -----------------------------------------------------------------------------------
 _LANG_WORDS = {
@@ -893,7 +893,7 @@ class MaxMarks(Check):
         return f"at most {self.n} {self.label}"
 
 
-_COUNTED = {"exclamation": ("exclamation marks", r"(?<![=!<>])!(?!=)"),
+_COUNTED = {"hashtag": ("hashtags", r"(?<![\w&])#[A-Za-z]\w*"), "exclamation": ("exclamation marks", r"(?<![=!<>])!(?!=)"),
             "emoji": ("emoji", tx.EMOJI_RE.pattern), "question": ("question marks", r"\?(?=\s|$)")}
 
 
@@ -1200,6 +1200,8 @@ def protected_paths(text: str) -> list[str]:
                r"(?:alone|untouched|as it is|as is)",
                rf"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:touch|modify|edit|change|write|alter|overwrite|commit|"
                rf"delete|add|save|put)\w*\b[^.;]{{0,40}}?{_PATH_TOKEN}",
+               rf"\btreat\s+(?:the\s+)?{_PATH_TOKEN}\s*(?:folder |directory )?as\s+(?:strictly\s+)?(?:read-only|read only|"
+               r"off[- ]limits)",
                rf"{_PATH_TOKEN}\s*(?:folder |directory |file )?(?:is|are)\s+(?:strictly\s+)?(?:read-only|read only|"
                r"off[- ]limits|hands[- ]off|mine|not yours|never to be (?:edited|touched|changed))",
                rf"\bnever\s+(?:back\s+)?(?:in|into|to)\s+{_PATH_TOKEN}"):
@@ -1547,6 +1549,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     ids += [f".{x}" for x in re.findall(r"(?<![\w])\.([A-Za-z_]\w*)\(\)", text)]
     if pref_m and not ids:
         ids = [pref_m.group(1)]
+    elif not pref_m:  # an identifier in an example of what to do instead ("reassign: df = df.dropna()") is not banned
+        ids = [i for i in ids if re.search(rf"\b{_NEG}\b[^.;]{{0,30}}" + re.escape(i), text, re.I) or
+               re.search(r"\b(remove|strip|left)\b[^.;]{0,30}" + re.escape(i), text, re.I)]
     ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(
         r"\.(py|js|ts|tsx|jsx|go|md|txt|json|ya?ml|csv|toml|xml|kts?|gradle|html?|css|scss|lock|cfg|ini|env|sh|sql|rb|"
         r"java|swift|tex|ipynb|pdf|docx?|xlsx?|png|svg)$", i, re.I)]
@@ -1557,7 +1562,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                           ask=f"remove the {ids[0]} calls"))
         drop.add(f"*forbid-containing:{ids[0].split('.')[0].lower()}*")
     # at most N exclamation marks / emoji
-    m = re.search(r"\b(\d|one|two|three|four|five|a single|single)\s+(exclamation|emoji|question)", low)
+    m = re.search(r"\b(\d|one|two|three|four|five|six|seven|eight|ten|a single|single)\s+(exclamation|emoji|question|hashtag)",
+                  low)
     if m and re.search(r"\b(at most|no more than|not more than|max(?:imum)?|only|just|up to|tops|per|limit\w*)\b", low):
         label, rx = _COUNTED[m.group(2)]
         n = _number(m.group(1).replace("a single", "one").replace("single", "one"))
@@ -1572,6 +1578,19 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                        r"sessions?|workouts?|lessons?|classes?|routines?|runs?|fit|warm-up|training|meetings?|talks?)\b", low):
         out.append(TimeCap(int(m.group(1)) * (60 if m.group(2).startswith("h") else 1)))
         drop.add("*domain*")
+    # a time estimate ("start with how long it'll take")
+    if re.search(r"\bhow long (?:it|this|that|the job|the project)(?:'ll| will| would)? take|\btime estimate|\bhow much time\b|"
+                 r"\bestimated? (?:time|duration|hours)\b", low) and re.search(r"\b(start|begin|open|lead|top|first|up front|"
+                                                                             r"include|give|tell|always|every|any)\w*\b", low) \
+            and not re.search(r"\b(?:before|prior to)\s+(?:launching|running|starting|kicking off)|\bcheck with me\b|\bask me\b",
+                              low):
+        where = "start" if re.search(r"\b(start|begin|open|lead|top|first|up front)\w*\b", low) else "reply"
+        out.append(Require("a time estimate", Matcher((), (r"\b\d+(?:[.,]\d+)?\s*(?:-|\u2013|to)?\s*\d*\s*(?:hours?|hrs?|h|"
+                                                           r"minutes?|mins?|days?|weekends?|evenings?)\b",
+                                                           r"\b(?:an?|one|two|a couple of|half an?)\s+(?:hour|day|"
+                                                           r"weekend|afternoon|evening|morning)s?\b")),
+                           where=where, ask="tell me up front roughly how long it will take"))
+        drop.add("*requireterms*")
     # examples in named languages
     langs = named_languages(text)
     if langs:
@@ -1593,7 +1612,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # where saved files go and how they are named
     exs = list(re.finditer(r"(?<![\w/])((?:[\w.-]+/)*[\w<>{}\[\].-]*[A-Za-z0-9>\]}]\.(md|txt|csv|json|ya?ml|py|ipynb|tex|"
                            r"docx?|pdf|png|svg))\b", text))
-    ex = exs[-1] if exs else None  # the concrete example usually comes last ("..., e.g. okafor-2023-adapters.md")
+    good = [e for e in exs if not re.search(r"\b(?:not|no|never|avoid)\b",
+                                             text[max(text.rfind(". ", 0, e.start()), text.rfind("; ", 0, e.start()), 0):
+                                                  e.start()], re.I)]
+    ex = good[-1] if good else None  # the concrete example usually comes last ("..., e.g. okafor-2023-adapters.md")
     folder = re.search(r"\b(?:in|into|under|to|live in|lives in|go in|goes in)\s+(?:the\s+)?`?((?:[\w.-]+/)+)`?", text)
     if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|live in|lives in|go in|goes in|"
                                     r"put (?:it|them)|store)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(sav|nam)", low):
