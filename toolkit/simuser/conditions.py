@@ -106,6 +106,8 @@ SYNONYMS = {
     "peek": ("peek", "poking around", "poke around", "look like", "quick look", "take a look", "what's in"),
     "social": ("instagram", "linkedin", "facebook", "twitter", "tiktok", "caption", "social", "for x", "on x"),
     "post": ("post", "caption", "tweet", "thread"),
+    "explanation": ("explain", "explanation", "why", "how does", "how do", "what is", "what's", "understand",
+                    "walk me through", "teach"),
     "chart": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
     "plot": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
     "graph": ("chart", "plot", "graph", "figure", "visuali", "histogram"),
@@ -134,7 +136,8 @@ _ASK_GENERIC = frozenset(_ASK_WORDS | {tx.stem(w) for w in _ASK_WORDS})
 
 
 def _context(view: View, wide: bool) -> str:
-    parts = [view.task, " ".join(sorted(view.artifacts or {}))]
+    # workspace paths are read for file kinds (LANGS) only: a folder called runs/ says nothing about "report results from runs"
+    parts = [view.task]
     if wide:
         parts += [view.reply, "\n".join(b for _, b in sorted((view.artifacts or {}).items()))]
     return "\n".join(parts)

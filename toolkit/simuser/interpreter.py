@@ -455,7 +455,8 @@ def _rule_format(body: str, out: list[Check]) -> None:
         if neg:
             out.append(NoMarkdown())
         break
-    if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out):
+    if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out) and not re.search(
+            r"\b(math|maths|equations?|formulas?|formulae|latex)\b", low):
         out.append(NoMarkdown())
     for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
                                r"tables?)\b"):
@@ -943,7 +944,7 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
     if lang_ext:  # "in Kotlin, not Java": new code in that language, not the word in a path
         ext = re.escape(lang_ext)
         out.append(Forbid(f"{ylow} code", Matcher((), (rf"```{re.escape(ylow)}\b", rf"```{ext}\b",
-                                                       rf"\b(?:created|added|new|wrote|written)\b[^.\n]{{0,60}}\.{ext}\b")),
+                                                       rf"\b(?:created|added|new|wrote|written)\b(?:[^.\n]|\.(?=\w)){{0,150}}?\.{ext}\b")),
                           where="any", ask=f"write it in {m.group('x').strip()} instead" if m.groupdict().get("x")
                           else f"no {ylow} code"))
         return
@@ -992,7 +993,9 @@ _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"],
                  "address": ["street", "st", "road", "avenue"], "estimat": ["approx", "about", "around", "roughly", "~"],
                  "gram": ["g"], "kilogram": ["kg"], "minute": ["min", "mins"], "hour": ["h", "hr", "hrs"],
                  "calori": ["kcal", "cal"], "kilometr": ["km"], "kilometer": ["km"], "percent": ["%"],
-                 "temperatur": ["\u00b0c", "\u00b0f", "degrees"]}
+                 "temperatur": ["\u00b0c", "\u00b0f", "degrees"],
+                 "practic": ["your turn", "try", "exercise", "now you", "challenge", "have a go", "on your own"],
+                 "question": ["?", "solve", "try", "your turn", "exercise", "work out", "find", "calculate"]}
 _REQ_REGEX = {tx.stem(k): v for k, v in {
     "number": (r"#\s?\d+", r"\b(?:no\.|nr\.?|n\u00ba)\s?\d+", r"\b\d{3,}\b"),
     "timestamp": (r"\b\d{1,2}:\d\d\b",), "time": (r"\b\d{1,2}:\d\d\b", r"\b\d+\s?(?:min|h)\b"),
@@ -1525,6 +1528,7 @@ def compile_check(spec: CheckSpec) -> Check:
 
 
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
+              r"explanations?|practice problems?|"
               r"lesson plans?|worksheets?|quizz(?:es)?|quiz|(?:payment )?reminders?|newsletters?|invoices?|job ads?|"
               r"job postings?|blog posts?|charts?|plots?|graphs?|shopping lists?|project plans?|"
               r"lit(?:erature)? notes|paper summar(?:y|ies)|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
@@ -1550,6 +1554,11 @@ def subject_scope(text: str) -> str | None:
 
     Such a preference applies only when the delivery is that kind of document."""
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    m = re.match(r"\s*([A-Z][\w -]{2,30}?):\s+\S", first)  # "Practice problems: don't put the answer ..."
+    if m and not re.search(r"\b(note|important|rule|please|always|never|tip|ps|yourself|you|me)\b", m.group(1), re.I) and \
+            not re.match(r"(clean|keep|use|write|make|put|give|don't|do|no|avoid|remember|stop|check|ask|be|tidy|leave|"
+                         r"start|end|sign|add|include|show|tell|send|run|test)\b", m.group(1), re.I):
+        return m.group(1).strip()
     m = re.match(r"\s*(?:keep\s+|make\s+|limit\s+)?(?:my |your |the |all )?(?:answers?|repl(?:y|ies)|responses?)\s+"
                  r"(?:to|for|on|about)\s+(?P<s>[^.,;]{3,40}?)\s+(?:should|must|need|needs|have to|has to|are to|"
                  r"can't|cannot|shouldn't|to|under|below|within|short|brief|at)\b", first, re.I)

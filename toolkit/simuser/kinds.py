@@ -1612,13 +1612,15 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # where saved files go and how they are named
     exs = list(re.finditer(r"(?<![\w/])((?:[\w.-]+/)*[\w<>{}\[\].-]*[A-Za-z0-9>\]}]\.(md|txt|csv|json|ya?ml|py|ipynb|tex|"
                            r"docx?|pdf|png|svg))\b", text))
-    good = [e for e in exs if not re.search(r"\b(?:not|no|never|avoid)\b",
+    good = [e for e in exs if not re.search(r"\b(?:not|no|never|avoid|don't|do not|nothing)\b",
                                              text[max(text.rfind(". ", 0, e.start()), text.rfind("; ", 0, e.start()), 0):
                                                   e.start()], re.I)]
     ex = good[-1] if good else None  # the concrete example usually comes last ("..., e.g. okafor-2023-adapters.md")
     folder = re.search(r"\b(?:in|into|under|to|live in|lives in|go in|goes in)\s+(?:the\s+)?`?((?:[\w.-]+/)+)`?", text)
-    if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|live in|lives in|go in|goes in|"
-                                    r"put (?:it|them)|store)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(sav|nam)", low):
+    if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|put (?:it|them)|store)\b|"
+                                    r"\b(?:notes?|specs?|charts?|plots?|figures?|drafts?|reports?|documents?|files?|pdfs?|"
+                                    r"pngs?)\s+(?:\w+\s+)?(?:live|go|belong)s?\s+in\b", low) and \
+            not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(sav|nam)", low):
         ext = ex.group(2) if ex else ""
         pattern = _name_pattern(ex.group(1)) if ex and re.search(r"\b(nam\w*|start\w* (?:the|with)|date first|like|e\.g\.|"
                                                                   r"format)\b", low) else ""
