@@ -336,6 +336,33 @@ class RequireTerms(Check):
         return f"needs {self.label} ({self.where})"
 
 
+def _option_count(reply: str) -> int:
+    """How many alternatives a reply offers: numbered items, 'Option N' labels, or a plain list of bullets.
+
+    A plan that uses bullets for its parts (Flight: ..., Hotel: ...) is not a list of options."""
+    numbered = tx.numbered_lines(reply)
+    if len(numbered) >= 2:  # the longest run: numbering that restarts under a new heading is a new list
+        runs, cur = [], 0
+        for ln in reply.splitlines():
+            m = re.match(r"\s*(\d+)[.)]\s+\S", ln)
+            if m and not (m.group(1) == "1" and cur):
+                cur += 1
+            elif m:
+                runs.append(cur)
+                cur = 1
+        return max([*runs, cur])
+    labelled = set(re.findall(r"\b(?:option|choice|pick)\s*(?:#\s*)?(\d|[a-e])\b", reply, re.I))
+    if len(labelled) >= 2:
+        return len(labelled)
+    bullets = tx.bullet_lines(reply)
+    lines = [ln for ln in reply.splitlines() if ln.strip()]
+    parts = [b for b in bullets if re.match(r"\s*[-*\u2022+]\s+(?:\*\*)?[\w ]{2,20}(?:\*\*)?\s*:", b)]
+    if bullets and len(parts) < len(bullets) / 2 and not re.search(r"^\s*#{1,6}\s", reply, re.M) and \
+            len(bullets) >= 0.5 * len(lines):
+        return len(bullets)
+    return 0
+
+
 @dataclass(frozen=True)
 class MaxItems(Check):
     """At most ``n`` options (counted as list items, or as mentions of the noun in a prose list)."""
@@ -348,7 +375,7 @@ class MaxItems(Check):
         if self.about is not None and not (self.about.find(view.reply, affirmative=False)
                                            or self.about.find(view.task, affirmative=False)):
             return Finding("not_applicable", f"no {self.noun} options here", topic="options")
-        k = len(tx.bullet_lines(view.reply))
+        k = _option_count(view.reply)
         if k == 0:
             return Finding("satisfied", "no list of options", topic="options")
         if k > self.n:

@@ -111,6 +111,8 @@ SYNONYMS = {
     "chart": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
     "plot": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
     "graph": ("chart", "plot", "graph", "figure", "visuali", "histogram"),
+    "project": ("project", "plan for", "diy", "build", "install", "renovat", "put up", "replace", "fit", "frame", "tile",
+                "paint", "how do i", "i want to"),
     "shopping": ("shopping", "buy", "purchase", "store", "pick up", "materials", "what do i need", "groceries"),
     "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to"),
 }
@@ -126,7 +128,7 @@ COND_GENERIC = frozenset({
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
     "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
     "suggest", "suggests", "suggesting", "recommend", "recommending", "giving", "me", "us", "already", "exists",
-    "inside", "within", "actually", "properly", "new", "existing",
+    "inside", "within", "actually", "properly", "new", "existing", "drafting", "preparing", "putting", "together",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 _ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
@@ -358,7 +360,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
                       low)
         heads = [tx.words(x)[-1] for x in re.split(r",\s*|\s+or\s+|\s+and\s+", tail) if tx.words(x)]
         matched = [w for w in matched if w in heads] or ([] if heads else matched)
-    need = 1 if short_list else max(1, math.ceil(len(kws) * 0.4))
+    need = 1 if short_list else max(1, math.ceil(len(kws) * (2 / 3 if delivery else 0.4)))
     if majority:  # a strict reading: most of the condition's own words are in the delivery
         ok = len(kws) >= 2 and len(matched) >= max(2, math.ceil(2 * len(kws) / 3))
         return ok, (f"condition words found: {', '.join(matched)}" if matched else "no condition words found")

@@ -505,11 +505,11 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
                 r"\b(include|add|give|end|finish|close|start|open|begin|lead|wrap|put|with|always|need|want|"
                 r"provide|append|top)\w*\b[^.;]*$", lead) and not re.search(
                 r"\b(summar\w*)\s+(should|must|need|needs|go|have to|has to|are|is|stay|to|of what|as a)\b|"
-                r"\bkeep\b", low):
+                r"\bkeep\b", low) and not re.search(r"\b(bullet|bullets|bullet points|bulleted)\b", low):
             out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
                                min_sentences=4, ask="wrap up with the key takeaways"))
         break
-    for _pos, neg in _cue(body, r"\b(outline|overview|roadmap|agenda)\b"):
+    for _pos, neg in _cue(body, r"\b(outline|overview|roadmap)\b"):
         if not neg:
             out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
                                where="start", min_sentences=4, ask="start by sketching what you'll cover"))
@@ -1178,8 +1178,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
         np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
-        cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in ("per", "each", "every",
-                                                                                                 "exactly", "roughly")]
+        cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
+            "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
+            "options", "option", "choices", "them", "it")]
         if not cw:
             continue
         why = _not_content_np(verb, np2, cw)
@@ -1234,7 +1235,8 @@ _STATE_WORDS = frozenset({
     "accurate", "correct", "precise", "specific", "visible", "updated", "together", "apart", "intact", "open",
     "closed", "low", "high", "realistic", "reasonable", "modest", "contained", "isolated", "aside", "separately",
     "short-lived", "small-scale", "self-contained", "on-topic", "in-scope", "in", "out", "up", "down", "going"})
-_NOUN_ED = frozenset({"need", "needs", "feed", "feeds", "speed", "seed", "seeds", "bed", "shed", "red"})
+_NOUN_ED = frozenset({"need", "needs", "feed", "feeds", "speed", "seed", "seeds", "bed", "shed", "red", "owed", "attached",
+                      "included", "used", "needed", "required", "expected", "estimated", "charged", "paid"})
 
 
 def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
@@ -1542,10 +1544,11 @@ _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status update
               r"write-?ups?)|post-?mortems?|blog posts?|newsletters?|tweets?|slides?|cv|résumés?|resumes?")
 _SUBJ_NP = rf"(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}|social posts?|posts?|tweets?|emails?|newsletters?)"
 _SUBJECT_RX = re.compile(
-    rf"^\s*(?:all |any |every |each |the |my |your |our )?(?P<s>{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
+    rf"^\s*(?:all |any |every |each |the |my |your |our |a |an )?(?P<s>{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
-_KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me)\s+(?:all |any |the |my |your |"
+_KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me|start|begin|open|end|finish|close)\s+"
+                              rf"(?:all |any |every |each |the |my |your |"
                               rf"our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\b", re.I)
 
 

@@ -326,6 +326,11 @@ class Bookend(Check):
     where: Literal["start", "end"] = "end"
 
     def evaluate(self, view: View) -> Finding:
+        letter = _EMAILISH.search(view.reply + "\n" + view.documents) or re.search(
+            r"\b(e-?mail|letter|message|reply to|respond to|write to|note to|dm|slack|text to|card|memo|newsletter)\b",
+            view.task, re.I)
+        if not letter:
+            return Finding("not_applicable", "not a letter or message", topic="sign-off")
         if view.documents and re.search(r"\b(saved|wrote|written|put|stored|drafted)\b", view.reply, re.I):
             inner = View(view.task, view.documents, None)  # the piece is in the saved file, the reply is a cover note
             return Bookend(self.phrase, self.where).evaluate(inner)
@@ -1587,7 +1592,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         where = "start" if re.search(r"\b(start|begin|open|lead|top|first|up front)\w*\b", low) else "reply"
         out.append(Require("a time estimate", Matcher((), (r"\b\d+(?:[.,]\d+)?\s*(?:-|\u2013|to)?\s*\d*\s*(?:hours?|hrs?|h|"
                                                            r"minutes?|mins?|days?|weekends?|evenings?)\b",
-                                                           r"\b(?:an?|one|two|a couple of|half an?)\s+(?:hour|day|"
+                                                           r"\b(?:an?|one|two|a couple of|half an?)\s+(?:\w+\s+)?(?:hour|day|"
                                                            r"weekend|afternoon|evening|morning)s?\b")),
                            where=where, ask="tell me up front roughly how long it will take"))
         drop.add("*requireterms*")
@@ -1711,7 +1716,15 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                 drop.add("*actions*")
                 break
     # overnight flights: departure clock times
-    if re.search(r"\bred[- ]?eyes?\b|\bovernight flights?\b|\bnight flights?\b", low):
+    win = re.search(r"\b(?:between|from)\s+(\d{1,2})(?:[:.h]\d\d)?\s*(?:and|-|\u2013|to)\s*(\d{1,2})(?:[:.h]\d\d)?", low)
+    if re.search(r"\bred[- ]?eyes?\b|\bovernight flights?\b|\bnight flights?\b", low) and win:
+        a, b = int(win.group(1)) % 24, int(win.group(2)) % 24
+        hours = [h for h in range(24) if (h >= a or h < b) if a > b] or list(range(a, b))
+        hx = "|".join(sorted({f"{h:02d}" for h in hours} | {str(h) for h in hours}, key=len, reverse=True))
+        out.append(Forbid("red-eye flights", Matcher((), (
+            rf"\b(?:depart\w*|leav\w*|dep\.?|takes? off|out)\s+(?:\w+\s+){{0,3}}?(?:at\s+)?(?:{hx})[:.h][0-5]\d\b",)),
+            task_override=True, ask="find a flight that leaves in the daytime"))
+    elif re.search(r"\bred[- ]?eyes?\b|\bovernight flights?\b|\bnight flights?\b", low):
         out.append(Forbid("red-eye flights" if re.search(r"red[- ]?eye", low) else "overnight flights",
                           Matcher((("red", "eye"),), (
             r"\bred-?eyes?\b", r"\bovernight flights?\b", r"\bnight flights?\b",
