@@ -246,6 +246,7 @@ class Forbid(Check):
     ask: str = ""
     about: Matcher | None = None
     skip_before: str = ""  # a hit preceded (same clause) by this regex does not count, e.g. 'arrives' for departures
+    allowed: tuple[str, ...] = ()  # hits inside these phrases are fine ("Riverbend" inside "Riverbend Community Partners")
 
     def evaluate(self, view: View) -> Finding:
         if self.about is not None and not (self.about.find(view.reply, affirmative=False)
@@ -259,6 +260,10 @@ class Forbid(Check):
             # a banned word in quotes is mentioned, not used ("I replaced 'leverage' with 'use'")
             hits = [(s, e) for s, e in hits if not (re.search(r"[\"\u201c'\u2018]\s*$", text[max(0, s - 2): s]) and
                                                     re.match(r"\s*[\"\u201d'\u2019]", text[e: e + 2]))]
+        if self.allowed:
+            ok_spans = [(m.start(), m.end()) for a in self.allowed
+                        for m in re.finditer(re.escape(a).replace(r"\ ", r"\s+"), text, re.I)]
+            hits = [(s, e) for s, e in hits if not any(a <= s and e <= b for a, b in ok_spans)]
         if self.skip_before:
             hits = [(s, e) for s, e in hits if not re.search(
                 self.skip_before + r"[^.;!?\n,]{0,30}$", text[max(0, s - 40): s], re.I)]

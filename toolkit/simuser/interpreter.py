@@ -221,7 +221,7 @@ def _subject_terms(phrase: str) -> Matcher | None:
             and not _domain_terms(specific[0])[0] and not _domain_terms(specific[0])[1] and dom_p:
         head_p = set(_domain_terms(specific[1])[0])
         phrases = [p for p in phrases if p not in head_p] + [specific[0]]
-    if len(specific) == 1:
+    if len(specific) == 1 and not (dom_r and not dom_p):  # a syntax detector (LaTeX, hashtags) is not the word itself
         phrases.append(specific[0])
     elif specific:
         phrases.append(" ".join(specific))
@@ -581,7 +581,7 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
                       r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
                       low):
         extra = []
-        for m in re.finditer(r"`([^`]+)`|(\*\.\w+)", body):
+        for m in re.finditer(r"`([^`]+)`|([\w.-]*\*[\w.*-]*)", body):
             g = m.group(1) or m.group(2)
             if g:
                 extra.append(g.lower())
@@ -1183,6 +1183,12 @@ def _rule_domain(body: str, out: list[Check]) -> None:
             "options", "option", "choices", "them", "it")]
         if not cw:
             continue
+        if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
+            out.append(Require("a question for me", Matcher((), (r"\?", r"\byour turn\b", r"\btry (?:this|these|it|one)\b",
+                                                                 r"\bnow (?:you|try)\b", r"\b(?:solve|calculate|work out)\b")),
+                               where=where,
+                               ask="finish with a quick question I can try"))
+            continue
         why = _not_content_np(verb, np2, cw)
         if why:
             gated.append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
@@ -1225,6 +1231,11 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                            ask=f"I'd rather have {np.lower()}"))
     if not out and gated:
         out.append(Unknown(reason=gated[0]))
+
+
+def per_item_hint(np: str) -> bool:
+    """'a question for each section' asks for one per item, not one at the end."""
+    return bool(re.search(r"\b(?:for|after|under)\s+(?:each|every)\b", np, re.I))
 
 
 _STATE_WORDS = frozenset({

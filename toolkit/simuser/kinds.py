@@ -1396,9 +1396,16 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
         pats = tuple(("(?-i:" if re.search(r"[A-Z]", x) else "(?:") + r"(?<!\w)" +
                      re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") + r"\w{0,3}(?!\w))" for x in q_fb)
+        allowed = tuple(x for x in q if x not in q_fb and any(b.lower() in x.lower() for b in q_fb))
         out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
-                          ask="drop the words I asked you to avoid"))
+                          ask="drop the words I asked you to avoid", allowed=allowed))
         drop.add("*quoted*")
+    # one named heading ("under a heading called 'Answers'")
+    m = re.search(r"\b(?:heading|section|header|title)\s+(?:called|named|titled|that says)\s+[\"\u201c']([^\"\u201d']{2,40})"
+                  r"[\"\u201d']", text.replace("\u2019", "'"))
+    if m:
+        out.append(Sections((m.group(1).strip(" ."),)))
+        drop.add("*headings*")
     # named sections
     m = re.search(r"\b(?:headings?|sections?|headers?|parts?)\s*(?:called|named|titled|:)?\s+((?:[\"'\u201c]?[A-Z][\w ]{1,25}"
                   r"[\"'\u201d]?\s*(?:,|and|&)\s*)+(?:and\s+|&\s+)?[\"'\u201c]?[A-Z][\w ]{1,25}[\"'\u201d]?)",
