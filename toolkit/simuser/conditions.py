@@ -279,7 +279,8 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         r"\b(?:reply|answer|response|message|output|draft)\s+(?:is|is for|goes to|will be)\b", low)
     wide = wide or delivery
     ctx = _context(view, wide)
-    ctx_low = ctx.lower()
+    # "Not homework, just practice": a negated word in the task does not count for the condition
+    ctx_low = re.sub(r"\b(?:not|no|never|isn't|aren't|wasn't|without)\s+(?:a\s+|an\s+|the\s+|my\s+)?[\w-]+", " ", ctx.lower())
     ctx_stems = {t.stem for t in tx.tokens(ctx_low)}
     paths = [p.lower() for p in (view.artifacts or {})] + re.findall(r"[\w\-/]+\.\w{1,5}\b", view.task.lower())
     if wide:

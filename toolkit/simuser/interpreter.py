@@ -221,7 +221,9 @@ def _subject_terms(phrase: str) -> Matcher | None:
             and not _domain_terms(specific[0])[0] and not _domain_terms(specific[0])[1] and dom_p:
         head_p = set(_domain_terms(specific[1])[0])
         phrases = [p for p in phrases if p not in head_p] + [specific[0]]
-    if len(specific) == 1 and not (dom_r and not dom_p):  # a syntax detector (LaTeX, hashtags) is not the word itself
+    if len(specific) == 1 and dom_r and not dom_p:
+        pass  # a syntax detector (LaTeX, hashtags): the word itself is a mention, not a use
+    elif len(specific) == 1:
         phrases.append(specific[0])
     elif specific:
         phrases.append(" ".join(specific))
@@ -1180,7 +1182,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
         cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
             "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
-            "options", "option", "choices", "them", "it")]
+            "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will")]
         if not cw:
             continue
         if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
@@ -1364,7 +1366,13 @@ def local_clauses(text: str) -> tuple[str, list[tuple[str, str]]]:
     for i, sent in enumerate(sents):
         sent = _DONE_COND.sub("", sent)
         m = _LEAD_COND.match(sent)
-        if i > 0 and main and m and re.match(r"\s*(?:if|when(?:ever)?|once)\b", sent, re.I):
+        if i > 0 and main and m and re.match(r"\s*(?:if|when(?:ever)?|once)\b", sent, re.I) and re.match(
+                r"\s*(?:then\s+)?(?:it'?s|that'?s|this is)\s+(?:fine|ok|okay|allowed|acceptable)|\s*(?:then\s+)?(?:go as long|"
+                r"feel free|you can|you may|no need|don't bother|ignore|skip (?:it|this|that)|any length|longer is fine|"
+                r"go ahead|(?:then )?(?:it|that) doesn't matter)", m.group("b"), re.I):
+            cond = re.sub(r"[\"\u201c\u201d]", "", m.group("c").strip())
+            main.append(f"Unless {cond}.")  # "If I ask for a deep dive, go as long as you need": an exception
+        elif i > 0 and main and m and re.match(r"\s*(?:if|when(?:ever)?|once)\b", sent, re.I):
             local.append((m.group("c").strip(), m.group("b")))
         else:
             main.append(sent[:1].upper() + sent[1:] if sent else sent)
@@ -1559,7 +1567,7 @@ _SUBJECT_RX = re.compile(
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me|start|begin|open|end|finish|close)\s+"
-                              rf"(?:all |any |every |each |the |my |your |"
+                              rf"(?:all |any |every |each |the |my |your |a |an |"
                               rf"our )?(?P<s>(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}))\b", re.I)
 
 
