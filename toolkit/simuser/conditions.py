@@ -128,7 +128,7 @@ COND_GENERIC = frozenset({
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
     "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
     "suggest", "suggests", "suggesting", "recommend", "recommending", "giving", "me", "us", "already", "exists",
-    "inside", "within", "actually", "properly", "new", "existing", "drafting", "preparing", "putting", "together",
+    "inside", "within", "actually", "properly", "new", "existing", "preparing", "putting", "together",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 _ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
@@ -250,6 +250,13 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
                          r"polish|rework)\b", view.task.lower())
         ok = bool(did or asks)
         return ok, "the delivery reports changes" if ok else "nothing was changed"
+    if re.search(r"\bhow to\b|\bhow do\b|\bwalks? (?:them|me|you|the \w+) through\b|\bstep[- ]by[- ]step\b|"
+                 r"\bset (?:something |it |things )?up\b|\btroubleshoot", low) and re.search(
+                 r"\b(?:asks?|asked|wants?|needs?)\b", low):
+        ok = bool(re.search(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b|\bset ?up\b|\bsteps?\b|"
+                            r"\btroubleshoot|\bwalk (?:me|us) through\b|\bnot working\b|\berror\b|\bfix\b|\bconfigure\b",
+                            view.task, re.I))
+        return ok, "the task asks how to do something" if ok else "the task is not a how-to"
     m = re.search(r"\b(ticket|order|invoice|case|reference|booking|account)\s+(?:number|no\.?|id)\b", low)
     if m and re.search(r"\b(known|given|available|in the task|mentioned|provided)\b", low):
         ok = bool(re.search(r"#\s?\d{3,}|\b\d{4,}\b|\b[A-Z]{2,}-\d+\b", view.task))

@@ -68,7 +68,7 @@ class CompiledPreference:
 # -- text preparation -----------------------------------------------------------------------
 _DEFINITIONAL = re.compile(r"^\s*(enforce|consider this|this is (satisfied|violated)|note:|"
                            r"mixed prose)", re.I)
-_LEAD_COND = re.compile(r"^\s*(?:when(?:ever)?|if|while|during|for|in|on|once|after)\s+(?P<c>[^,]{3,120}),\s*"
+_LEAD_COND = re.compile(r"^\s*(?:when(?:ever)?|if|while|during|for|in|on|once|after)\s+(?P<c>[^,:]{3,120})[,:]\s*"
                         r"(?P<b>.+)$", re.I | re.S)
 _TRAIL_EXC = re.compile(r"[,;]?\s*\b(?:unless|except (?:when|if|for|in)|except|other than when|but not when|"
                         r"save for when)\b\s+(?P<c>[^.;]+)", re.I)
@@ -127,6 +127,10 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
                           r"i review|i check)", m.group("c").strip(), re.I):
             s = s[: m.start()]
             m = None
+        if m and (re.search(r"\b(?:them|it|those|these)\b", m.group("c")[:40]) and re.search(
+                r"\byou\s+(?:made|created|added|wrote|generated)\b", m.group("c"), re.I) or re.search(
+                r"\bI(?:'ll| will| can| may|'d| would)\b[^.;,]*$", s[: m.start()]) or re.search(r"\beven\s*$", s[: m.start()])):
+            m = None  # "if you made them ..." names the things; "I'll add it if I agree" is the user's own step
         if m and m.start() > 10:
             conds.append(m.group("c").strip(" ."))
             s = s[: m.start()]
@@ -797,7 +801,7 @@ _ASK_PATTERNS = (
     r"\b(?:never|don't|do not|no|not)\s+(?P<act>[^.;]+?)\s+(?:without|w/o)\s+(?:first\s+)?(?:asking|checking|"
     r"my (?:ok|okay|approval|permission|sign-?off|go-ahead|say-?so)|confirm\w*|consulting|approval|permission)",
     r"\b(?:before|prior to)\s+(?P<act>[^,.;]+),\s*(?:always\s+)?(?:ask|check|confirm|get)",
-    r"\b(?:only|never)\s+(?P<act>[^.;]+?)\s+(?:after|once|until|unless)\s+(?:i|you've|you have)\s+"
+    r"\b(?:only|never|don't|do not)\s+(?P<act>[^.;]+?)\s+(?:after|once|until|unless)\s+(?:i|i've|i have|you've|you have)\s+"
     r"(?:approve|confirm|say so|ok|agree|said so|given)",
     r"\b(?P<act>[^.;]+?)\s+(?:needs?|requires?)\s+(?:my\s+)?(?:explicit\s+)?(?:approval|sign-?off|ok|permission)",
 )
@@ -1051,6 +1055,7 @@ def _literal_code(part: str) -> tuple[str, str] | None:
 def _rule_domain(body: str, out: list[Check]) -> None:
     low = body.lower()
     m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than|"
+                  r"caps?\s+(?:\w+\s+){0,3}?at|cap is|limit is|limit of|"
                   r"(?:nothing|not|never|no \w+)\s+(?:over|above|more than|pricier than|costing more than))\s+"
                   r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
     if m and re.search(_PRICE_CTX, low):
@@ -1096,7 +1101,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
         out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
                           ask=f"give the prices in {cur}s"))
-        return
+        if not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low):
+            return
     if re.search(r"\bwalking distance\b|\bwalkable\b|\bwithin (a )?(short )?walk\b|\bon foot\b", low):
         out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
                                                         "walkable", "around the corner"]),
@@ -1597,7 +1603,9 @@ def subject_scope(text: str) -> str | None:
     if not m:
         return None
     subj = m.group("s").strip()
-    if re.match(r"(new|short|long|longer|brief|quick|all|full|first|final)\s", subj, re.I) is None and \
+    if re.match(r"(new|short|long|longer|brief|quick|all|full|first|final|email|slack|linkedin|instagram|blog|project|"
+                r"lesson|meeting|status|release|job|cover|payment|commit|pr|customer|client|paper|literature|social|"
+                r"shopping|practice)\s", subj, re.I) is None and \
             len(subj.split()) > 1 and not re.search(r"summar|itinerar|plan|notes|letters?|posts?|reports?|"
                                                       r"write-?ups?|lists?", subj, re.I):
         subj = subj.split()[-1]

@@ -270,9 +270,12 @@ _SECRET_RX = (r"\b(ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_\-]{10
 class SecretLeak(Check):
     """The reply must not show a credential (token, key, password value)."""
 
+    in_code: bool = False  # also look in the code the agent wrote ("never hardcode keys in settings")
+
     def evaluate(self, view: View) -> Finding:
+        text = view.reply + ("\n" + view.code if self.in_code else "")
         for rx in _SECRET_RX:
-            m = re.search(rx, view.reply, re.I if not rx.startswith("(?<!") else 0)
+            m = re.search(rx, text, re.I if not rx.startswith("(?<!") else 0)
             if m:
                 shown = m.group(0)
                 return Finding("violated", f"a credential is shown in the reply (\u201c{shown[:6]}\u2026\u201d)",
@@ -1344,6 +1347,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             re.search(r"\b(print|show|echo|paste|output|display|log|reveal|expose|include|put|write|leak|share|"
                       r"redact|mask)\w*", low):
         out.append(SecretLeak())
+    elif re.search(r"\b(secrets?|tokens?|api[ -]?keys?|keys|passwords?|credentials?)\b", low) and \
+            re.search(r"\bhard[- ]?cod\w*|\b(?:environment variables?|env vars?|os\.environ|getenv)\b", low):
+        out.append(SecretLeak(in_code=True))
     # fenced commands
     if re.search(r"\b(shell |terminal |cli |bash |console )?commands?\b", low) and \
             re.search(r"\b(code ?blocks?|fenced|fences|```|triple backticks)\b", low) and \
@@ -1353,7 +1359,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
     if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
-        after_with = re.search(r"\bwith\s*:?\s*[\"\u201c']([^\"\u201d\n]{1,80}?)[\"\u201d']",
+        after_with = re.search(r"\bwith\s*:?\s*(?:a |an |the )?[\"\u201c']([^\"\u201d\n]{1,80}?)[\"\u201d']",
                                text.replace("\u2019", "'"))
         if re.search(r"\b(sign(ed)?[- ]off|end|close|finish|conclude)\w*\b[^.]{0,40}\bwith\b", low) or \
                 re.search(r"\bsign[- ]?off\b", low):
@@ -1402,10 +1408,14 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         drop.add("*quoted*")
     # one named heading ("under a heading called 'Answers'")
     m = re.search(r"\b(?:heading|section|header|title)\s+(?:called|named|titled|that says)\s+[\"\u201c']([^\"\u201d']{2,40})"
-                  r"[\"\u201d']", text.replace("\u2019", "'"))
+                  r"[\"\u201d']", text.replace("\u2019", "'")) or re.search(
+        r"[\"\u201c]([^\"\u201d]{2,40})[\"\u201d]\s+(?:section|heading|header|part)\b", text)
+    if m and re.search(rf"\b{_NEG}\b|\bnothing\b", text[max(0, text.rfind(".", 0, m.start())): m.start()], re.I):
+        m = None  # "nothing with a 'Code generated' header" bans it
     if m:
         out.append(Sections((m.group(1).strip(" ."),)))
         drop.add("*headings*")
+        out[:] = [c for c in out if not (isinstance(c, Bookend) and c.phrase.lower() in (m.group(1).lower(), "none"))]
     # named sections
     m = re.search(r"\b(?:headings?|sections?|headers?|parts?)\s*(?:called|named|titled|:)?\s+((?:[\"'\u201c]?[A-Z][\w ]{1,25}"
                   r"[\"'\u201d]?\s*(?:,|and|&)\s*)+(?:and\s+|&\s+)?[\"'\u201c]?[A-Z][\w ]{1,25}[\"'\u201d]?)",
@@ -1728,9 +1738,14 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         a, b = int(win.group(1)) % 24, int(win.group(2)) % 24
         hours = [h for h in range(24) if (h >= a or h < b) if a > b] or list(range(a, b))
         hx = "|".join(sorted({f"{h:02d}" for h in hours} | {str(h) for h in hours}, key=len, reverse=True))
-        out.append(Forbid("red-eye flights", Matcher((), (
-            rf"\b(?:depart\w*|leav\w*|dep\.?|takes? off|out)\s+(?:\w+\s+){{0,3}}?(?:at\s+)?(?:{hx})[:.h][0-5]\d\b",)),
-            task_override=True, ask="find a flight that leaves in the daytime"))
+        pm = "|".join(str(h - 12) for h in hours if 13 <= h <= 23)
+        am = "|".join(["12"] * (0 in hours) + [str(h) for h in hours if 1 <= h <= 11])
+        lead = r"\b(?:depart\w*|leav\w*|dep\.?|takes? off|out)\s+(?:[\w()-]+\s+){0,3}?(?:at\s+)?"
+        rxs = [lead + rf"(?:{hx})[:.h][0-5]\d\b(?!\s?(?:am|pm|a\.m|p\.m))"]
+        rxs += [lead + rf"(?:{pm})(?:[:.][0-5]\d)?\s?(?:pm|p\.m\.)"] if pm else []
+        rxs += [lead + rf"(?:{am})(?:[:.][0-5]\d)?\s?(?:am|a\.m\.)"] if am else []
+        out.append(Forbid("red-eye flights", Matcher((), tuple(rxs)), task_override=True,
+                          ask="find a flight that leaves in the daytime"))
     elif re.search(r"\bred[- ]?eyes?\b|\bovernight flights?\b|\bnight flights?\b", low):
         out.append(Forbid("red-eye flights" if re.search(r"red[- ]?eye", low) else "overnight flights",
                           Matcher((("red", "eye"),), (
