@@ -206,9 +206,15 @@ class MaxCount(Check):
     unit: str
     n: int
     soft: bool = False
+    per_line: bool = False  # a limit for each line (headlines, subject lines), not for the whole reply
 
     def evaluate(self, view: View) -> Finding:
-        k = count_units(view, self.unit)
+        if self.per_line:
+            items = [re.sub(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+|^[\"\u201c*_]+|[\"\u201d*_]+$", "", ln.strip())
+                     for ln in deliverable(view.reply).splitlines() if ln.strip()]
+            k = max((len(x) for x in items), default=0)
+        else:
+            k = count_units(view, self.unit)
         what = "short" if self.soft else f"to {self.n} {self.unit} or fewer"
         if k > self.n:
             return Finding("violated", f"that came out at {k} {self.unit}", f"keep it {what}", "length")

@@ -257,6 +257,19 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
                             r"\btroubleshoot|\bwalk (?:me|us) through\b|\bnot working\b|\berror\b|\bfix\b|\bconfigure\b",
                             view.task, re.I))
         return ok, "the task asks how to do something" if ok else "the task is not a how-to"
+    days = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    m = re.search(r"\b(" + "|".join(days) + r")\s+(?:to|-|through)\s+(" + "|".join(days) + r")\b", low)
+    if m:  # "Monday to Thursday dinners"
+        a, b = days.index(m.group(1)), days.index(m.group(2))
+        span = {days[(a + i) % 7] for i in range((b - a) % 7 + 1)}
+        said = set(re.findall(r"\b(" + "|".join(days) + r")\b", view.task.lower()))
+        if said:
+            ok = bool(said & span)
+            return ok, f"the task is for {', '.join(sorted(said))}"
+        if re.search(r"\b(weeknights?|weekdays?)\b", view.task.lower()):
+            return not span.isdisjoint(days[:5]), "the task is for a weeknight"
+        if re.search(r"\bweekend\b", view.task.lower()):
+            return not span.isdisjoint(days[5:]), "the task is for the weekend"
     m = re.search(r"\b(ticket|order|invoice|case|reference|booking|account)\s+(?:number|no\.?|id)\b", low)
     if m and re.search(r"\b(known|given|available|in the task|mentioned|provided)\b", low):
         ok = bool(re.search(r"#\s?\d{3,}|\b\d{4,}\b|\b[A-Z]{2,}-\d+\b", view.task))

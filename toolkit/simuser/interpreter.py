@@ -288,7 +288,9 @@ def _rule_length(body: str, out: list[Check]) -> None:
                                           body[: m.start()], re.I):
             continue
         else:
-            out.append(MaxCount(unit, n))
+            out.append(MaxCount(unit, n, per_line=unit == "characters" and bool(re.search(
+                r"\b(headlines?|titles?|subject lines?|taglines?|slogans?|tweets?|captions?|names?|labels?|"
+                r"button text|alt text)\b", body, re.I))))
     for m in re.finditer(_NUM + r"\s*(?:or|to|-)\s*" + _NUM + r"\s+" + _UNITS + r"\s+(?:is|are|should be)?\s*"
                          r"(?:plenty|enough|fine|the max|max|tops|ideal|about right)", body, re.I):
         n = tx.parse_number(m.group(2))
@@ -455,6 +457,8 @@ def _rule_format(body: str, out: list[Check]) -> None:
         break
     for _pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
                                r"markdown headers?|section headers?)\b"):
+        if re.search(r"\b(?:go(?:es)?|put|move|belongs?)\s+(?:it\s+|them\s+)?under\b", low):
+            break  # "anything over 30 goes under a separate heading" places some items
         out.append(Headings(required=not neg))
         break
     for _pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
@@ -806,7 +810,8 @@ _ASK_PATTERNS = (
     r"\b(?P<act>[^.;]+?)\s+(?:needs?|requires?)\s+(?:my\s+)?(?:explicit\s+)?(?:approval|sign-?off|ok|permission)",
 )
 _FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never|no)\s+(?:ever\s+)?"
-               r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|"
+               r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|add|introduce|"
+               r"pull in|bring in|"
                r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
                r"alter|downgrade|publish|release|wipe|run|execute|invoke|launch|restart|kill)\w*\b[^.;]*)")
 _REQUIRE_ACT = (
@@ -930,6 +935,8 @@ def _rule_substitution(body: str, out: list[Check]) -> None:
 
 
 def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
+    if re.match(r"\s*(?:in|on|at|under|inside|within|into|as|for|with)\b", y, re.I):
+        return  # "under a separate heading, not in the main plan" is about placement, not a banned thing
     if re.match(r"\s*(be|respond|have|start|end|provide|include|get|keep|make|offer|use|give|avoid|see|ask|"
                 r"answer|show|state|explain|always|only|not|never|structure|format|write|reply|stay|go)\b", y, re.I):
         return
@@ -1557,7 +1564,8 @@ def compile_check(spec: CheckSpec) -> Check:
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
               r"explanations?|practice problems?|"
               r"lesson plans?|worksheets?|quizz(?:es)?|quiz|(?:payment )?reminders?|newsletters?|invoices?|job ads?|"
-              r"job postings?|blog posts?|charts?|plots?|graphs?|shopping lists?|project plans?|"
+              r"job postings?|blog posts?|charts?|plots?|graphs?|shopping lists?|project plans?|dinners?|lunch(?:es)?|"
+              r"breakfasts?|meals?|headlines?|taglines?|subject lines?|tweets?|"
               r"lit(?:erature)? notes|paper summar(?:y|ies)|itinerar(?:y|ies)|(?:(?!(?:the|a|an|my|your|our|this|that)\b)[\w-]+\s+)summar(?:y|ies)|"
               r"reading lists?|captions?|headlines?|titles?|reports?|abstracts?|outlines?|conclusions?|"
               r"proposals?|cover letters?|release notes|changelogs?|agendas?|meeting notes|minutes|recipes?|"
@@ -1568,8 +1576,9 @@ _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status update
               r"day[- ]by[- ]day (?:plans?|itinerar(?:y|ies))|travel plans?|incident (?:summar(?:y|ies)|reports?|"
               r"write-?ups?)|post-?mortems?|blog posts?|newsletters?|tweets?|slides?|cv|résumés?|resumes?")
 _SUBJ_NP = rf"(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}|social posts?|posts?|tweets?|emails?|newsletters?)"
+_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SUBJECT_RX = re.compile(
-    rf"^\s*(?:all |any |every |each |the |my |your |our |a |an )?(?P<s>{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
+    rf"^\s*(?:all |any |every |each |the |my |your |our |a |an )?(?P<s>(?:{_WEEKDAYS}\s+(?:to|-|through|and)\s+{_WEEKDAYS}\s+)?{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me|start|begin|open|end|finish|close)\s+"
@@ -1603,6 +1612,8 @@ def subject_scope(text: str) -> str | None:
     if not m:
         return None
     subj = m.group("s").strip()
+    if re.search(r"\bcommit", subj, re.I):
+        return None  # commit-message checks find the commit themselves
     if re.match(r"(new|short|long|longer|brief|quick|all|full|first|final|email|slack|linkedin|instagram|blog|project|"
                 r"lesson|meeting|status|release|job|cover|payment|commit|pr|customer|client|paper|literature|social|"
                 r"shopping|practice)\s", subj, re.I) is None and \

@@ -1327,7 +1327,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if n is not None:
             out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
     # random seeds
-    if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and \
+    if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and re.search(
+            r"\brandom|reproducib|random_state|\bnp\.|torch|numpy|\btrain\w*|experiments?|\bruns?\b|\bconfig|scripts?|"
+            r"\bcode\b|\bsplits?\b|\bsampl", low) and \
             re.search(r"\b(seeds?|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
         out.append(SeedCode(training=bool(re.search(r"\btrain\w*\b", low))))
     # uncertainty beside estimates
@@ -1409,7 +1411,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # one named heading ("under a heading called 'Answers'")
     m = re.search(r"\b(?:heading|section|header|title)\s+(?:called|named|titled|that says)\s+[\"\u201c']([^\"\u201d']{2,40})"
                   r"[\"\u201d']", text.replace("\u2019", "'")) or re.search(
-        r"[\"\u201c]([^\"\u201d]{2,40})[\"\u201d]\s+(?:section|heading|header|part)\b", text)
+        r"[\"\u201c]([^\"\u201d]{2,40})[\"\u201d]\s+(?:section|heading|header|part|list)\b", text)
+    if m and re.search(r"\b(?:go(?:es)?|put|move|belongs?)\s+(?:it\s+|them\s+)?under\b[^.]{0,30}$", text[: m.start()], re.I):
+        m = None  # "anything over 30 goes under a 'Splurge' heading" places some items, it does not demand the heading
     if m and re.search(rf"\b{_NEG}\b|\bnothing\b", text[max(0, text.rfind(".", 0, m.start())): m.start()], re.I):
         m = None  # "nothing with a 'Code generated' header" bans it
     if m:
@@ -1573,11 +1577,12 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         ids = [pref_m.group(1)]
     elif not pref_m:  # an identifier in an example of what to do instead ("reassign: df = df.dropna()") is not banned
         ids = [i for i in ids if re.search(rf"\b{_NEG}\b[^.;]{{0,30}}" + re.escape(i), text, re.I) or
-               re.search(r"\b(remove|strip|left)\b[^.;]{0,30}" + re.escape(i), text, re.I)]
+               re.search(r"\b(remove|strip|left|take out|get rid of|clean out|delete)\b[^.;]{0,30}" + re.escape(i), text, re.I)]
     ids = [i for i in ids if not re.match(r"(e\.g|i\.e|etc|vs)\b", i, re.I) and not re.search(
         r"\.(py|js|ts|tsx|jsx|go|md|txt|json|ya?ml|csv|toml|xml|kts?|gradle|html?|css|scss|lock|cfg|ini|env|sh|sql|rb|"
         r"java|swift|tex|ipynb|pdf|docx?|xlsx?|png|svg)$", i, re.I)]
-    if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b", low) and not any(isinstance(c, WrapErrors)
+    if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b|\btake out\b|\bget rid of\b|\bclean out\b|\bdelete\b",
+                         low) and not any(isinstance(c, WrapErrors)
                                                                                      for c in out):
         out.append(Forbid(ids[0], Matcher((), (("" if ids[0].startswith(".") else r"\b") + re.escape(ids[0]) + r"\s*\(",)),
                           where="code", task_override=False,
@@ -1697,6 +1702,13 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True,
                               ask="use imperial units"))
             drop.add("*domain*")
+    # a list of metric units ("Grams, millilitres and °C please")
+    units = re.findall(r"\b(grams|millilit\w+|ml|kilograms|kg|litres|liters|celsius|centimet\w+|cm|kilomet\w+|km|metres|meters)"
+                       r"\b|\u00b0c\b", low)
+    if len(units) >= 2 and not any(isinstance(c, Forbid) and c.label == "imperial units" for c in out) and \
+            not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(grams|millilit|kilo|metric|celsius)", low):
+        out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True, ask="use metric units"))
+        drop.add("*domain*")
     # gender-neutral language
     if re.search(r"\bgender[- ]neutral\b|\binclusive language\b|\bgendered\b", low):
         out.append(Forbid("gendered wording", Matcher((), (
