@@ -264,8 +264,10 @@ class Forbid(Check):
         hits = self.match.find(text)
         if self.label in ("the words you asked me to avoid", "the things you asked me to avoid"):
             # a banned word in quotes is mentioned, not used ("I replaced 'leverage' with 'use'")
+            quoted = [(m.start(), m.end()) for m in re.finditer(r"[\"\u201c][^\"\u201c\u201d\n]{0,120}[\"\u201d]", text)]
             hits = [(s, e) for s, e in hits if not (re.search(r"[\"\u201c'\u2018]\s*$", text[max(0, s - 2): s]) and
-                                                    re.match(r"\s*[\"\u201d'\u2019]", text[e: e + 2]))]
+                                                    re.match(r"\s*[\"\u201d'\u2019]", text[e: e + 2]))
+                    and not any(a < s and e < b for a, b in quoted)]
         if self.allowed:
             ok_spans = [(m.start(), m.end()) for a in self.allowed
                         for m in re.finditer(re.escape(a).replace(r"\ ", r"\s+"), text, re.I)]

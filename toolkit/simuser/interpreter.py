@@ -1615,6 +1615,7 @@ def subject_scope(text: str) -> str | None:
     if re.search(r"\bcommit", subj, re.I):
         return None  # commit-message checks find the commit themselves
     if re.match(r"(new|short|long|longer|brief|quick|all|full|first|final|email|slack|linkedin|instagram|blog|project|"
+                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
                 r"lesson|meeting|status|release|job|cover|payment|commit|pr|customer|client|paper|literature|social|"
                 r"shopping|practice)\s", subj, re.I) is None and \
             len(subj.split()) > 1 and not re.search(r"summar|itinerar|plan|notes|letters?|posts?|reports?|"

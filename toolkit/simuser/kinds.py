@@ -1403,7 +1403,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                        r"expressions?|terms?)\b|\b(words?|phrases?|expressions?|terms?)\b[^.]{0,40}\b(banned|"
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
         pats = tuple(("(?-i:" if re.search(r"[A-Z]", x) else "(?:") + r"(?<!\w)" +
-                     re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") + r"\w{0,3}(?!\w))" for x in q_fb)
+                     re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") +
+                     (r"(?:s|es|ed|ing)?(?!\w))" if len(x) <= 4 else r"\w{0,3}(?!\w))") for x in q_fb)
         allowed = tuple(x for x in q if x not in q_fb and any(b.lower() in x.lower() for b in q_fb))
         out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
                           ask="drop the words I asked you to avoid", allowed=allowed))
@@ -1622,6 +1623,15 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     langs = named_languages(text)
     if langs:
         out.append(CodeLanguages(langs))
+    # say how many servings
+    if re.search(r"\bhow many (?:servings|portions|people)\b|\bserving size\b|\bnumber of servings\b", low) and \
+            re.search(r"\b(tell|say|state|include|give|mention|always|every|list)\b", low):
+        out.append(Require("the number of servings", Matcher((), (r"\bserves?\s+(?:about\s+)?\d", r"\b\d+\s*(?:-|to)?\s*\d*\s*"
+                                                                  r"(?:servings|portions|people|slices|pieces)\b",
+                                                                  r"\bmakes\s+(?:about\s+|around\s+)?\d",
+                                                                  r"\b(?:for|feeds)\s+(?:\d+|two|three|four|five|six)\b")),
+                           ask="tell me how many servings it makes"))
+        drop.add("*requireterms*")
     # serving size
     m = re.search(r"\b(?:sized|portioned|enough|cook|make (?:it|them|meals?))\s+for\s+(\w+)\s+(?:people|persons|adults|of us)\b|"
                   r"\bserv(?:e|es|ing)\s+(\w+)\b", low)
@@ -1694,7 +1704,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                 not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(metric|kilomet|km)", low):
             out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True,
                               ask="use metric units",
-                              skip_before=r"\d\s*[a-z\u00b2\u00b3]{1,3}\s*\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b",
+                              skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b",
                                                                                  low) else ""))
             drop.add("*domain*")
         elif re.search(r"\bin (miles|imperial|feet|inches|pounds|lbs)\b|\bmin/mi(le)?\b|\bimperial\b", low) and \
@@ -1707,7 +1717,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                        r"\b|\u00b0c\b", low)
     if len(units) >= 2 and not any(isinstance(c, Forbid) and c.label == "imperial units" for c in out) and \
             not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(grams|millilit|kilo|metric|celsius)", low):
-        out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True, ask="use metric units"))
+        out.append(Forbid("imperial units", Matcher((), _IMPERIAL), where="reply", task_override=True, ask="use metric units",
+                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
         drop.add("*domain*")
     # gender-neutral language
     if re.search(r"\bgender[- ]neutral\b|\binclusive language\b|\bgendered\b", low):
