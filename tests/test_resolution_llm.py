@@ -79,7 +79,8 @@ def test_llm_resolution_prompt_request_and_checked_outcome(llm_env, tmp_path: Pa
     ]
     res = {r.id: r for r in resolve(recs, model)}
     prompt = load_prompt("resolution")
-    first = llm_env.requests[0]
+    # requests run concurrently: take the first one sent for item "a", whatever order they arrived in
+    first = next(q for q in llm_env.requests if "From now on" in q["messages"][1]["content"])
     assert first["messages"][0]["content"] == prompt.system
     assert '"r1"' in first["messages"][1]["content"]  # retrieved candidates are shown
     assert first["response_format"]["type"] == "json_schema"
