@@ -312,6 +312,10 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         m = re.search(r"\b(?:more than|over|longer than)\s+(\w+)\s+(days?|nights?)|\b(\w+)\s+(?:or more|\+)\s+(days?|nights?)|"
                       r"\bat least\s+(\w+)\s+(days?|nights?)", low)
         span = trip_days(view.task)
+        if re.search(r"\b(itinerar\w*|plan|schedule)\b", low) and not re.search(
+                r"\b(plan|itinerar\w*|schedule|trip|days? in|what to do|things to do|weekend in|week in|visit|holiday|"
+                r"vacation|tour)\b", view.task.lower()):
+            return False, "the task does not ask for a plan"
         if m:
             n = tx.parse_number(m.group(1) or m.group(3) or m.group(5) or "") or 2
             unit = m.group(2) or m.group(4) or m.group(6)

@@ -1579,7 +1579,8 @@ _SUBJ_NP = rf"(?:(?!(?:the|a|an|my|your|our)\b)[\w-]+\s+)?(?:{_DOC_NOUNS}|social
 _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SUBJECT_RX = re.compile(
     rf"^\s*(?:all |any |every |each |the |my |your |our |a |an )?(?P<s>(?:{_WEEKDAYS}\s+(?:to|-|through|and)\s+{_WEEKDAYS}\s+)?{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
-    rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|"
+    rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|open|start|begin|"
+    rf"end|close|lead|come|carry|list|use|include|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me|start|begin|open|end|finish|close)\s+"
                               rf"(?:all |any |every |each |the |my |your |a |an |"
