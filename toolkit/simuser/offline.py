@@ -9,13 +9,19 @@
 
 from __future__ import annotations
 
+import re
+
 from toolkit.profiles import Profile
 from toolkit.simuser import text as tx
-from toolkit.simuser.checks import Finding, View
+from toolkit.simuser import kinds
+from toolkit.simuser.checks import Finding, Headings, ListFormat, MaxItems, Require, RequireTerms, Table, View
 from toolkit.simuser.conditions import condition_holds
 from toolkit.simuser.interpreter import CompiledPreference, compile_preference
 from toolkit.simuser.trace import Judgement
 
+#: checks about the shape or parts of a delivered piece; moot while the agent is still asking
+_SHAPE_CHECKS = (Require, RequireTerms, ListFormat, Headings, Table, MaxItems, kinds.Sections, kinds.Bookend,
+                 kinds.CallToAction, kinds.CodeLanguages, kinds.Servings, kinds.RanCommands, kinds.TimeCap)
 _ORDER = {"violated": 0, "unknown": 1, "satisfied": 2, "not_applicable": 3}
 
 
@@ -69,6 +75,22 @@ def applicability(cp: CompiledPreference, view: View, *, wide: bool) -> tuple[bo
     return True, "; ".join(reasons) or "always applies"
 
 
+def holding_reply(view: View) -> bool:
+    """A short reply that asks the user something before doing the work ("Before I book, which dates?")."""
+    sents = [x for x in tx.sentences(view.reply) if x.strip()]
+    while sents and re.match(r"\s*(?:let me know|want me to|happy to|shall I|should I|would you like)\b", sents[-1], re.I) \
+            and len(sents) > 1:
+        sents = sents[:-1]  # a polite closing offer does not make a delivery a question
+    body = " ".join(sents)
+    if len(tx.words(body)) > 120 or tx.code_blocks(view.reply) or len(sents) > 6:
+        return False
+    asks = re.search(r"\?\s*$|\b(?:before I|shall I|should I|do you want|would you like|can you confirm|could you confirm|"
+                     r"waiting for your|once you (?:confirm|decide|say)|your go-ahead|need (?:a few|some) (?:details|answers)|"
+                     r"which (?:one|option) do you)\b", body.strip(), re.I)
+    return bool(asks) and not re.search(r"\b(?:here(?:'s| is| are)|below is|i've (?:written|drafted|made|put together))\b",
+                                        body, re.I)
+
+
 def judge_preferences(profile: Profile, view: View) -> tuple[list[Judgement], dict[str, Finding]]:
     """Steps 2-4 for every preference of ``profile``; returns judgements and violated findings."""
     judgements: list[Judgement] = []
@@ -88,7 +110,12 @@ def judge_preferences(profile: Profile, view: View) -> tuple[list[Judgement], di
         if not ok:
             judgements.append(Judgement(pref.id, False, why, "not_applicable", "", checks, step))
             continue
-        f = combine([c.evaluate(view) for c in cp.checks])
+        findings = [c.evaluate(view) for c in cp.checks]
+        if holding_reply(view):  # a reply that only checks in first has not delivered the piece these shape
+            findings = [Finding("not_applicable", "the reply checks in before delivering anything", topic=f.topic)
+                        if f.verdict == "violated" and isinstance(c, _SHAPE_CHECKS) else f
+                        for c, f in zip(cp.checks, findings, strict=True)]
+        f = combine(findings)
         if not cp.judgeable:
             f = Finding("unknown", f.evidence or "judgement only: no offline check for this preference")
         judgements.append(Judgement(pref.id, True, why, f.verdict, f.evidence, checks, step))
