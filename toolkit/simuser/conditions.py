@@ -106,6 +106,8 @@ SYNONYMS = {
     "peek": ("peek", "poking around", "poke around", "look like", "quick look", "take a look", "what's in"),
     "social": ("instagram", "linkedin", "facebook", "twitter", "tiktok", "caption", "social", "for x", "on x"),
     "post": ("post", "caption", "tweet", "thread"),
+    "summary": ("summary", "summaris", "summariz", "tl;dr", "recap", "overview", "sum up"),
+    "paper": ("paper", "article", "study", "preprint", "et al", "publication", ".pdf", "arxiv"),
     "explanation": ("explain", "explanation", "why", "how does", "how do", "what is", "what's", "understand",
                     "walk me through", "teach"),
     "chart": ("chart", "plot", "graph", "figure", "visuali", "histogram", "heatmap", ".png"),
@@ -116,7 +118,7 @@ SYNONYMS = {
     "job": ("job", "role", "position", "vacancy", "hiring", "opening", "posting", "we need a", "ad"),
     "ads": ("ad", "ads", "advert", "posting", "listing"),
     "shopping": ("shopping", "buy", "purchase", "store", "pick up", "materials", "what do i need", "groceries"),
-    "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to"),
+    "email": ("email", "e-mail", "mail to", "reply to", "write to", "message to", "newsletter", "reminder"),
 }
 COND_GENERIC = frozenset({
     "user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests", "requested",
@@ -131,6 +133,8 @@ COND_GENERIC = frozenset({
     "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
     "suggest", "suggests", "suggesting", "recommend", "recommending", "giving", "me", "us", "already", "exists",
     "inside", "within", "actually", "properly", "new", "existing", "preparing", "putting", "together",
+    "coming", "along", "joining", "targets", "target", "targeting", "environment", "touches", "involves", "affects",
+    "propose", "proposing", "given", "i've", "i'm", "i'd", "you've", "you're", "it's", "there's", "that's", "we're",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})
 _ASK_WORDS = frozenset({"user", "ask", "asks", "asked", "asking", "explicit", "explicitly", "request", "requests",
@@ -177,7 +181,7 @@ _DELIVERY_COND = re.compile(
     r"\b(?:reply|answer|response|it|you)\s+(?:\w+\s+)?(?:lists?|reports?|gives?|includes?|contains?|mentions?|quotes?|tell|"
     r"shows?|has|produces?|saves?|cites?|listing|reporting|giving|including|quoting|showing|saving)\b|"
     r"\bfile it produces\b|\b(?:lists?|reports?)\s+(?:two|three|four|five|several|\d)|"
-    r"^(?:you|you've|you have)\s+(?:dump|sav|creat|generat|add|install|edit|chang|modif|touch|delet|remov|ran\b|run\b|"
+    r"^(?:you|you've|you have)\s+(?:\w+ly\s+)?(?:dump|sav|creat|generat|add|install|edit|chang|modif|touch|delet|remov|ran\b|run\b|"
     r"download|export|copy|copie|mov|renam|commit|push|deploy|overwr|convert|extract|scrap|book|reserv|buy|bought|order|"
     r"upgrad|bump|migrat)\w*")  # what the agent did shows in the delivery
 _NUMBERS = re.compile(r"(?<![\w.])[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\s?(?:%|k\b|m\b)?")
@@ -278,9 +282,10 @@ def _special(low: str, view: View) -> tuple[bool, str] | None:
         return ok, f"the task {'gives' if ok else 'gives no'} {m.group(1)} number"
     m = _PATH_COND.search(low)
     if m and re.search(r"\b(under|in|inside|within|lives?|living|from|to|into)\s+(?:the\s+)?" + re.escape(m.group(1)), low):
-        folder = m.group(1).lower()
-        ok = any(p.startswith(folder) or "/" + folder in p for p in _paths_said(view))
-        return ok, f"{'a' if ok else 'no'} path under {folder}"
+        folders = [f.lower() for f in _PATH_COND.findall(low)]
+        said = _paths_said(view)
+        hit = next((f for f in folders if any(p.startswith(f) or "/" + f in p for p in said)), None)
+        return hit is not None, f"a path under {hit}" if hit else f"no path under {', '.join(folders)}"
     return None
 
 

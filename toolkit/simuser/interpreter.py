@@ -1593,9 +1593,13 @@ def subject_scope(text: str) -> str | None:
     Such a preference applies only when the delivery is that kind of document."""
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
     m = re.match(r"\s*([A-Z][\w -]{2,30}?):\s+\S", first)  # "Practice problems: don't put the answer ..."
+    if m and (len(m.group(1).split()) > 4 or re.search(r"\b(as|with|in|for|to|the)\b", m.group(1), re.I)):
+        m = None
     if m and not re.search(r"\b(note|important|rule|please|always|never|tip|ps|yourself|you|me)\b", m.group(1), re.I) and \
             not re.match(r"(clean|keep|use|write|make|put|give|don't|do|no|avoid|remember|stop|check|ask|be|tidy|leave|"
-                         r"start|end|sign|add|include|show|tell|send|run|test)\b", m.group(1), re.I):
+                         r"start|end|sign|add|include|show|tell|send|run|test|cut|skip|drop|lose|ditch|remove|never|watch|"
+                         r"mind|prefer|follow|match|list|report|lead|quote|cite|format|spell|round|label|name|save)\b",
+                         m.group(1), re.I):
         return m.group(1).strip()
     m = re.match(r"\s*(?:keep\s+|make\s+|limit\s+)?(?:my |your |the |all )?(?:answers?|repl(?:y|ies)|responses?)\s+"
                  r"(?:to|for|on|about)\s+(?P<s>[^.,;]{3,40}?)\s+(?:should|must|need|needs|have to|has to|are to|"
