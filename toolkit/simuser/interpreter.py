@@ -595,6 +595,9 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
             g = m.group(1) or m.group(2)
             if g:
                 extra.append(g.lower())
+        for m in re.finditer(r"(?<![\w/*])\.(txt|log|out|tmp|bak|orig|rej|swp|prof|dump|pkl|npy)\b|(?<![\w/])(tmp|temp|scratch)/",
+                             body, re.I):
+            extra.append(f"*.{m.group(1).lower()}" if m.group(1) else f"{m.group(2).lower()}/*")
         for word, gl in (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
                          ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
                          ("csv", ("*.csv",)), ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
@@ -1164,8 +1167,14 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                 continue
             lit = _literal_code(part)
             if lit:
-                out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="reply", ask=f"drop the {lit[0]}"))
+                out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="any", ask=f"drop the {lit[0]}"))
                 continue
+            if re.match(r"\s*(?:new\s+|extra\s+|more\s+|additional\s+|third-party\s+)+(?:dependenc\w*|packages?|librar\w*)\b",
+                        part, re.I):
+                rule = _action("forbid", "add new dependencies")
+                if rule:
+                    out.append(rule)
+                    continue
             mt = _subject_terms(part)
             if mt is not None:
                 core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
@@ -1320,7 +1329,8 @@ def _rule_items(body: str, out: list[Check]) -> None:
             out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
         elif n:
             out.append(MaxItems(n, about.lower(), matcher([about])))
-    if re.search(r"\bconventional[- ]commits?\b", body, re.I):
+    if re.search(r"\bconventional[- ]commits?\b|\bconventional (?:prefix|format|style|type)|\bcommit\w*\b[^.]{0,60}"
+                 r"\b(?:fix|feat):", body, re.I):
         out.append(CommitFormat(r"^(feat|fix|chore|docs|refactor|test|tests|style|perf|build|ci|revert)(\([^)]+\))?!?: \S"))
     if re.search(r"\b(list|name|mention|say|tell me|report)\b.{0,25}\b(files?|paths?)\b.{0,25}"
                  r"\b(touched|changed|modified|edited|updated|created)\b", body, re.I):
@@ -1436,7 +1446,8 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
         ex = tuple(tx.stems_of(" ".join(tx.words(e)[:5])) for e in examples if len(tx.words(e)) >= 2)
         out = [replace(c, match=Matcher(c.match.phrases + ex, c.match.regexes))
                if isinstance(c, Forbid) and not c.task_override and c.label in _EXAMPLE_LABELS else c for c in out]
-    if any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
+    if any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out) and \
+            not re.search(r"\b(pleasantr\w*|niceties|small talk)\b", text, re.I):
         out = [c for c in out if not (isinstance(c, Forbid) and c.label in ("pleasantries", "apologies"))]
     uniq: list[Check] = []
     for c in out:

@@ -1289,9 +1289,10 @@ _PREREQ = (
       r"truncated|deleted|altered)\b[^.\n]{0,40}\b(database|db|table|schema|data|records?|rows?)\b"),
      (r"\bback(ed)?[- ]?up\b", r"\bbackups?\b", r"\bsnapshot", r"\bpg_dump\b", r"\bmysqldump\b", r"\.(bak|dump|sql\.gz)\b",
       r"\bexport(ed)? a copy\b"), "a backup"),
-    (r"\bdry[- ]run\b",
-     (r"\b(ran|executed|applied|ran the)\b",),
-     (r"\bdry[- ]run\b", r"--dry-run\b", r"--check\b", r"\bwhat-if\b"), "a dry run first"),
+    (r"\bdry[- ]run\b|\bdiff\b[^.]{0,30}\bfirst\b|\bplan\b[^.]{0,40}\bfirst\b",
+     (r"\b(ran|executed|applied|ran the|rolled (?:it |this |that )?out|upgraded|deployed)\b",
+      r"\b(?:kubectl apply|helm upgrade|helm install|terraform apply|ansible-playbook)\b"),
+     (r"\bdry[- ]run\b", r"--dry-run\b", r"--check\b", r"\bwhat-if\b", r"\bplan\b", r"\bdiff\b"), "a dry run first"),
 )
 
 
@@ -1386,8 +1387,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # quoted words or phrases to avoid
     q_neg = []
     for clause in re.split(r"(?<=[.!?])\s+|\s*;\s*", text):
-        mneg = re.search(r"\b(never|don't|do not|avoid|stop|ban|no|not)\b|\b(banned|forbidden|off[- ]limits)\b",
-                         clause, re.I)
+        mneg = re.search(r"\b(never|don't|do not|avoid|stop|ban|no|not|leave out|skip|cut|drop|without)\b|"
+                         r"\b(banned|forbidden|off[- ]limits)\b", clause, re.I)
         if mneg:
             tail = clause[mneg.start():] if mneg.group(1) else clause
             tail = re.split(r",\s*(?:but\s+|instead\s+|rather\s+)?(?:say|use|write|prefer|go with|pick)\b", tail,
@@ -1395,6 +1396,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             q_neg += _quoted(tail)
     q_fb = q_neg
     if q_fb and (re.search(r"[,;]\s*(never|not)\s+[\"\u201c']", text.replace("\u2019", "'"), re.I) or
+                 re.search(r"\b(?:leave out|skip|cut|drop)\b[^.;]{0,40}[(\"\u201c]", text.replace("\u2019", "'"), re.I) or
                  re.search(r"\b(?:never|don't|do not|avoid|stop|no)\b[^.;\"\u201c]{0,40}[\"\u201c]",
                            text.replace("\u2019", "'"), re.I) or
                  re.search(r"\b(avoid|ban|never use|don't use|do not use|never say|don't say|do not say)\w*\b"
@@ -1402,10 +1404,11 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
                        r"expressions?|terms?)\b|\b(words?|phrases?|expressions?|terms?)\b[^.]{0,40}\b(banned|"
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
+        q_fb = [x.rstrip("!?.,;: ") or x for x in q_fb]
         pats = tuple(("(?-i:" if re.search(r"[A-Z]", x) else "(?:") + r"(?<!\w)" +
                      re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") +
                      (r"(?:s|es|ed|ing)?(?!\w))" if len(x) <= 4 else r"\w{0,3}(?!\w))") for x in q_fb)
-        allowed = tuple(x for x in q if x not in q_fb and any(b.lower() in x.lower() for b in q_fb))
+        allowed = tuple(x for x in q if x.rstrip("!?.,;: ") not in q_fb and any(b.lower() in x.lower() for b in q_fb))
         out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
                           ask="drop the words I asked you to avoid", allowed=allowed))
         drop.add("*quoted*")
@@ -1666,6 +1669,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(FileNaming(fold, pattern, ext, ex.group(1).rsplit("/", 1)[-1] if ex else fold))
             drop.update({"*domain*", "*forbid-containing:yyyy*"})
             out[:] = [c for c in out if not isinstance(c, DateFormat)]
+    # no % sign
+    if re.search(rf"\b{_NEG}\b\s+(?:%|percent|per cent)\s+signs?\b|\b{_NEG}\b\s+%", low):
+        out.append(Forbid("the % sign", Matcher((), (r"\d\s?%",)), task_override=False, ask="write 'percent' instead of %"))
     # numbered citations
     if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
                  r"cites?|style)\b", low):

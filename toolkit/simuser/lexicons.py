@@ -183,6 +183,8 @@ REQUIRED_ACTIONS = {
 
 #: domain words -> concrete things that count as mentioning them (travel, food, lodging...)
 DOMAIN = {
+    "crypto": ("crypto", "cryptocurrency", "cryptocurrencies", "bitcoin", "btc", "ethereum", "eth", "dogecoin", "solana",
+               "nft", "nfts", "altcoin", "altcoins", "stablecoin", "memecoin", "crypto exchange", "coinbase", "binance"),
     "latex": ("~rx:\\\\(?:frac|sqrt|times|cdot|div|pm|leq?|geq?|neq|alpha|beta|theta|pi|sum|int|left|right|text)\\b",
               "~rx:\\$\\$", "~rx:(?<![\\w$])\\$[^$\\n]{1,60}[=^_\\\\][^$\\n]{0,60}\\$(?![\\d])"),
     "hashtag": ("~rx:(?<![\\w&#/])#[A-Za-z]\\w+",),
