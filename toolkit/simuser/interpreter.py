@@ -162,6 +162,8 @@ def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
             continue
         neg = _neg_before(body, m.start()) or bool(re.search(r"\b(too many|excessive|overuse|any|constant|"
                                                              r"endless|all the|unnecessary|needless)\s*$", head))
+        if re.search(r"\b(?:no|not) (?:more|fewer|less) than\s+\w+\s*(?:\w+\s+)?$", head):
+            neg = False  # "no more than 5 bullets" caps them, it does not ban them
         neg = neg or bool(_POST_NEG_RX.match(body[m.end(): m.end() + 90]))
         out.append((m.start(), neg))
     return out
@@ -371,7 +373,8 @@ def _rule_tone(body: str, out: list[Check]) -> None:
                           task_override=False, ask="start with the answer itself"))
     for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b(?!-)"
                              r"(?!\s+(?:of\b|rent|water|weather|clothes|clothing|coats?|jackets?|climates?|places?|rooms?|food|meals?|drinks?|days?|months?|countr\w*|destinations?|beach\w*|layers?|-?up|colou?rs?|light))"):
-        if not neg:
+        if not neg and not re.search(r"\b(plain|brief|short|matter-of-fact|professional|concise|direct|no fluff|neutral|"
+                                     r"but not|without)\b", low):
             out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
                                ask="add a friendly word or two"))
         break
@@ -409,7 +412,7 @@ def _rule_suggestions(body: str, out: list[Check]) -> None:
     end = re.search(r"\b(end|finish|close|wrap up|conclude)\w*\b[^.]{0,40}\b(suggestion|next step|follow-?up|"
                     r"recommendation|idea)", low)
     if end and not _neg_before(body, end.start()):
-        out.append(Require("a suggested next step", matcher(lx.SUGGESTIONS, lx.SUGGESTION_RX), where="end",
+        out.append(Require("a suggested next step", matcher(lx.SUGGESTIONS, (*lx.SUGGESTION_RX, r"\?")), where="end",
                            ask="close with a concrete next step I could take"))
         return
     for pos, neg in _cue(body, r"\b(unsolicited|unrequested|unasked[- ]for|extra|additional|further|"
@@ -567,6 +570,11 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
         if re.search(r"\b(?:change|edit|fix|update|modify|regenerate|read|open)\s+(?:the\s+|its\s+)?source\b", low) and \
                 not re.search(r"\b(sources|citations?|cite|references)\b", low):
             break
+        if not re.search(r"\b(cite|citing|citations?|references|sources (?:for|of|to|with|behind)|back (?:it|them|this|"
+                         r"claims?|figures?|numbers?) up|link to (?:the )?(?:original )?source|name (?:the|your) sources?|"
+                         r"(?:with|include|add|give|list|provide|show) (?:the |your |a |proper )?sources?|source for|"
+                         r"where (?:it|this|the \w+) (?:comes|came) from)\b", low):
+            break  # "the source language", "reads a source()", "<source>" are not requests for citations
         if not re.search(r"\b(sources?|citations?|cite|references?)\b", low) and not re.search(
                 r"\blinks? to (?:the |a |your |its )?(?:source|original|paper|study|article|docs?|documentation)|"
                 r"\b(?:include|add|give|provide|always)\b[^.]{0,15}\blinks?\b", low):
@@ -1591,7 +1599,8 @@ _WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _SUBJECT_RX = re.compile(
     rf"^\s*(?:all |any |every |each |the |my |your |our |a |an )?(?P<s>(?:{_WEEKDAYS}\s+(?:to|-|through|and)\s+{_WEEKDAYS}\s+)?{_SUBJ_NP}(?:\s+(?:and|or|&)\s+{_SUBJ_NP})?)\s+(?:should|must|"
     rf"need|needs|go|goes|have to|has to|are to|is to|stay|stays|follow|get|belong|can't|cannot|shouldn't|open|start|begin|"
-    rf"end|close|lead|come|carry|list|use|include|"
+    rf"end|close|lead|come|carry|list|use|include|ends|opens|starts|begins|closes|leads|comes|carries|lists|uses|includes|"
+    rf"gets|goes|stays|follows|"
     rf"mustn't|may not|are|is|can|as a|as an|in a|in an)\b", re.I)
 _KEEP_SUBJECT_RX = re.compile(rf"^\s*(?:keep|make|write|limit|cap|put|format|give me|start|begin|open|end|finish|close)\s+"
                               rf"(?:all |any |every |each |the |my |your |a |an |"

@@ -1150,6 +1150,8 @@ def _name_pattern(example: str) -> str:
     for tok in re.split(r"([-_.])", stem):
         if tok in ("-", "_", "."):
             out.append(re.escape(tok))
+        elif len(tok) >= 2 and tok.isupper() and tok.isalpha() and not re.fullmatch(r"Y{4}|M{2}|D{2}|N+|X+", tok):
+            out.append(re.escape(tok))  # a fixed code in the name ("_EN-GB")
         elif re.fullmatch(r"y{4}|Y{4}", tok) or re.fullmatch(r"\d{4}", tok):
             out.append(r"\d{4}")
         elif re.fullmatch(r"mm|MM|dd|DD|\d{2}", tok):
@@ -1253,8 +1255,11 @@ def _example_list(text: str) -> list[str]:
         start = max(t.rfind(".", 0, m.start()), t.rfind(";", 0, m.start())) + 1
         end_m = re.search(r"[.;]", t[m.end():])
         clause = t[start: m.end() + (end_m.start() if end_m else len(t))]
-        if not _NEG_CLAUSE.search(clause):
-            continue
+        if not _NEG_CLAUSE.search(clause) or re.search(
+                r"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:book|buy|reserve|pay|hold|delete|remove|run|deploy|trash|bash|"
+                r"badmouth|critici[sz]e|disparage|knock|touch|edit|change|send|schedule|publish|push|commit|install|rewrite|"
+                r"overwrite|move)\b", clause, re.I):
+            continue  # examples of what not to book or trash are objects of an action, not banned words
         raw = re.sub(r"\s*(?:,?\s*(?:and|or|etc\.?|and so on|or similar|and the like|\.\.\.|\u2026)\s*)+$", "",
                      m.group("l").strip())
         parts = [x.strip(" ,'") for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", raw)]
