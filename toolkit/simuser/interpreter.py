@@ -801,6 +801,8 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                                   todo=todo, code_langs=langs)
         return ActionRule("require", label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()), (), (),
                           todo=f"make sure you finish with {label}")
+    if mode == "forbid" and g == "modify" and not objs.phrases and not objs.regexes:
+        return None  # "don't change things" with nothing named would flag every edit
     solo = frozenset({"install"}) if g == "install" else frozenset()
     return ActionRule(mode, label, verbs, objs, lx.ACTION_COMMANDS.get(g, ()),  # type: ignore[arg-type]
                       solo_verbs=solo)
@@ -914,6 +916,8 @@ def _rule_actions(body: str, out: list[Check]) -> None:
     for m in re.finditer(_FORBID_ACT, body, flags=re.I):
         if any(s <= m.start() < e for s, e in taken):
             continue
+        if re.match(r"no\s+\w+ing\s*,", m.group(0), re.I):
+            continue  # "No running, jumping, deep squats or lunges" lists things to avoid
         act = m.group("act")
         if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
                       r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
@@ -968,7 +972,7 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
     if lang_ext:  # "in Kotlin, not Java": new code in that language, not the word in a path
         ext = re.escape(lang_ext)
         out.append(Forbid(f"{ylow} code", Matcher((), (rf"```{re.escape(ylow)}\b", rf"```{ext}\b",
-                                                       rf"\b(?:created|added|new|wrote|written)\b(?:[^.\n]|\.(?=\w)){{0,150}}?\.{ext}\b")),
+                                                       rf"\b(?:created|added|new|wrote|written)\b(?![^.\n]{{0,60}}\bexisting\b)(?:[^.\n]|\.(?=\w)){{0,150}}?\.{ext}\b")),
                           where="any", ask=f"write it in {m.group('x').strip()} instead" if m.groupdict().get("x")
                           else f"no {ylow} code"))
         return
@@ -1076,6 +1080,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                   r"caps?\s+(?:\w+\s+){0,3}?at|cap is|limit is|limit of|"
                   r"(?:nothing|not|never|no \w+)\s+(?:over|above|more than|pricier than|costing more than))\s+"
                   r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
+    if m and re.match(r"\s*(?:mg|g|kg|km|m|ml|l|cm|mm|kcal|calories|cal|minutes?|mins?|hours?|words?|characters?|steps?|"
+                      r"reps?|sets?|miles?|mph|%|percent|people|pages?)\b", low[m.end():]):
+        m = None  # "under 1,500 mg of sodium" is not a price
     if m and re.search(_PRICE_CTX, low):
         ctx = re.search(_PRICE_CTX, low).group(1)
         out.append(PriceCap(int(m.group(1).replace(",", "")), matcher([ctx.split()[-1]])))
@@ -1667,6 +1674,13 @@ def _compile_cached(dumped: str) -> CompiledPreference:
         conds = [*conds, subj]
     applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
     excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
+    for exc in excepts:  # "unless it's the low-sodium or no-salt-added version": those versions are fine
+        mv = re.search(r"\b(?:the\s+)?([\w-]+(?:\s+or\s+[\w-]+)*)\s+(?:version|variety|kind|type|option)s?\b", exc, re.I)
+        if mv and "-" in mv.group(1):
+            mods = [x for x in re.split(r"\s+or\s+", mv.group(1)) if "-" in x]
+            rx = r"\b(?:" + "|".join(re.escape(x).replace(r"\-", r"[- ]") for x in mods) + r")\s*$"
+            checks = tuple(replace(c, skip_before=rx) if isinstance(c, Forbid) and not c.skip_before else c
+                           for c in checks)
     main = pref.text.lower()
     for part in (*[c for c in conds if len(c.split()) > 2], *excs):  # a one-word scope ("Sessions") is the topic itself
         main = main.replace(part.lower(), " ")

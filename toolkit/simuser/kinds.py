@@ -273,7 +273,8 @@ class SecretLeak(Check):
     in_code: bool = False  # also look in the code the agent wrote ("never hardcode keys in settings")
 
     def evaluate(self, view: View) -> Finding:
-        text = view.reply + ("\n" + view.code if self.in_code else "")
+        text = view.reply + ("\n" + "\n".join(b for _, b in sorted((view.artifacts or {}).items())) + "\n" + view.code
+                             if self.in_code else "")
         for rx in _SECRET_RX:
             m = re.search(rx, text, re.I if not rx.startswith("(?<!") else 0)
             if m:
@@ -976,6 +977,8 @@ class ProtectedPath(Check):
         p = self.path.lower().rstrip("/")
         rx = (r"(?<![\w-])" + re.escape(p) + (r"/" if self.path.endswith("/") else r"\b")) if "." in p or "/" in p \
             or self.path.endswith("/") else r"\b" + re.escape(p) + r"\b"
+        if re.fullmatch(r"\.\w{1,10}", p):
+            rx = r"\w" + re.escape(p) + r"\b"  # a file type: any file with that ending
         mentioned = False
         for sent in tx.sentences(view.reply) + [ln for ln in view.reply.splitlines() if ln.strip()]:
             low = sent.lower()
@@ -1217,6 +1220,10 @@ def protected_paths(text: str) -> list[str]:
                rf"\bnever\s+(?:back\s+)?(?:in|into|to)\s+{_PATH_TOKEN}"):
         for m in re.finditer(rx, low):
             out.append(m.group("p"))
+    m = re.search(r"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:touch|modify|edit|change|rewrite|hand-edit|alter)\w*\s+"
+                  r"((?:\.\w{1,10}(?:\s*,\s*|\s+or\s+|\s+and\s+)?)+)\s*files?\b", low)
+    if m:  # "don't edit .unity, .prefab or .asset files"
+        out += re.findall(r"\.\w{1,10}", m.group(1))
     return list(dict.fromkeys(out))
 
 
@@ -1250,7 +1257,7 @@ def _example_list(text: str) -> list[str]:
     """Unquoted examples of things to avoid: 'words like seamless, powerful or blazing fast'."""
     t = text.replace("\u2019", "'")
     found: list[str] = []
-    for m in re.finditer(r"(?:\b(?:like|such as|e\.g\.,?|for example|including|for instance)\s+|\()"
+    for m in re.finditer(r"(?:\b(?:like|such as|e\.g\.,?|for example|including|for instance)\s+|\(|(?<=\w):\s+)"
                          r"(?P<l>[^.;:()\"\u201c]{3,160}?)(?=\)|[.;:]|$|\s+(?:don't|do not|doesn't|are|is|in|on)\b)", t):
         start = max(t.rfind(".", 0, m.start()), t.rfind(";", 0, m.start())) + 1
         end_m = re.search(r"[.;]", t[m.end():])
@@ -1355,8 +1362,9 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             re.search(r"\b(print|show|echo|paste|output|display|log|reveal|expose|include|put|write|leak|share|"
                       r"redact|mask)\w*", low):
         out.append(SecretLeak())
-    elif re.search(r"\b(secrets?|tokens?|api[ -]?keys?|keys|passwords?|credentials?)\b", low) and \
-            re.search(r"\bhard[- ]?cod\w*|\b(?:environment variables?|env vars?|os\.environ|getenv)\b", low):
+    elif re.search(r"\b(secrets?|tokens?|api[ -]?keys?|keys|passwords?|credentials?|connection strings?)\b", low) and \
+            re.search(r"\bhard[- ]?cod\w*|\b(?:environment variables?|env vars?|os\.environ|getenv|user-secrets|"
+                      r"go(?:es)? into|committed|config files?|settings files?)\b|\.json\b|\.env\b", low):
         out.append(SecretLeak(in_code=True))
     # fenced commands
     if re.search(r"\b(shell |terminal |cli |bash |console )?commands?\b", low) and \
@@ -1367,10 +1375,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
     if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
-        after_with = re.search(r"\bwith\s*:?\s*(?:a |an |the )?[\"\u201c']([^\"\u201d\n]{1,80}?)[\"\u201d']",
+        after_with = re.search(r"\b(?:with|signed|as)\s*:?\s*(?:a |an |the )?[\"\u201c']([^\"\u201d\n]{1,80}?)[\"\u201d']",
                                text.replace("\u2019", "'"))
         if re.search(r"\b(sign(ed)?[- ]off|end|close|finish|conclude)\w*\b[^.]{0,40}\bwith\b", low) or \
-                re.search(r"\bsign[- ]?off\b", low):
+                re.search(r"\bsign[- ]?off\b|\b(?:get|gets|be|are|is)\s+signed\b|\bsign (?:them|it|emails?|off)? ?(?:as|with)\b", low):
             out.append(Bookend(after_with.group(1).strip(" .") if after_with else q[-1], "end"))
             drop.add("*domain*")
         elif re.search(r"\b(start|open|begin|greet)\w*\b[^.]{0,40}\bwith\b", low):
@@ -1662,7 +1670,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                                                   e.start()], re.I)]
     ex = good[-1] if good else None  # the concrete example usually comes last ("..., e.g. okafor-2023-adapters.md")
     folder = re.search(r"\b(?:in|into|under|to|live in|lives in|go in|goes in)\s+(?:the\s+)?`?((?:[\w.-]+/)+)`?", text)
-    if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|put (?:it|them)|store)\b|"
+    if (ex or folder) and re.search(r"\b(sav\w*|nam\w*|file ?names?|files? (?:go|live)|put (?:it|them)|store (?:it|them))\b|"
                                     r"\b(?:notes?|specs?|charts?|plots?|figures?|drafts?|reports?|documents?|files?|pdfs?|"
                                     r"pngs?)\s+(?:\w+\s+)?(?:live|go|belong)s?\s+in\b", low) and \
             not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(sav|nam)", low):
@@ -1723,6 +1731,14 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True,
                               ask="use imperial units"))
             drop.add("*domain*")
+    # US / imperial units wanted
+    if re.search(r"\b(?:use|using|in|want|prefer|give me|stick to|stick with)\s+(us|u\.s\.|american|imperial)\s+(units|measures|"
+                 r"measurements|cups)\b|^\s*(?:us|american|imperial)\s+(?:units|measures)\b", low) and \
+            not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(us|american|imperial)\b", low):
+        out[:] = [c for c in out if not isinstance(c, Units)]
+        out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True, ask="use US units",
+                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s|fine for|are fine)\b", low) else ""))
+        drop.add("*domain*")
     # a list of metric units ("Grams, millilitres and °C please")
     units = re.findall(r"\b(grams|millilit\w+|ml|kilograms|kg|litres|liters|celsius|centimet\w+|cm|kilomet\w+|km|metres|meters)"
                        r"\b|\u00b0c\b", low)

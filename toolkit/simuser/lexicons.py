@@ -183,6 +183,7 @@ REQUIRED_ACTIONS = {
 
 #: domain words -> concrete things that count as mentioning them (travel, food, lodging...)
 DOMAIN = {
+    "em dash": ("~rx:\u2014", "~rx:\\s--\\s"),
     "crypto": ("crypto", "cryptocurrency", "cryptocurrencies", "bitcoin", "btc", "ethereum", "eth", "dogecoin", "solana",
                "nft", "nfts", "altcoin", "altcoins", "stablecoin", "memecoin", "crypto exchange", "coinbase", "binance"),
     "latex": ("~rx:\\\\(?:frac|sqrt|times|cdot|div|pm|leq?|geq?|neq|alpha|beta|theta|pi|sum|int|left|right|text)\\b",
