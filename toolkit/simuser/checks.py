@@ -252,6 +252,7 @@ class Forbid(Check):
     ask: str = ""
     about: Matcher | None = None
     skip_before: str = ""  # a hit preceded (same clause) by this regex does not count, e.g. 'arrives' for departures
+    skip_after: str = ""  # a hit followed closely by this regex does not count ("grams are fine for carbs")
     allowed: tuple[str, ...] = ()  # hits inside these phrases are fine ("Riverbend" inside "Riverbend Community Partners")
 
     def evaluate(self, view: View) -> Finding:
@@ -262,9 +263,10 @@ class Forbid(Check):
             return Finding("not_applicable", f"the task itself asks for {self.label}", topic=self.label)
         text = view.region(self.where)
         hits = self.match.find(text)
-        if self.label in ("the words you asked me to avoid", "the things you asked me to avoid"):
+        if self.where in ("reply", "any"):
             # a banned word in quotes is mentioned, not used ("I replaced 'leverage' with 'use'")
-            quoted = [(m.start(), m.end()) for m in re.finditer(r"[\"\u201c][^\"\u201c\u201d\n]{0,120}[\"\u201d]", text)]
+            quoted = [(m.start(), m.end()) for m in re.finditer(r"[\"\u201c][^\"\u201c\u201d\n]{0,120}[\"\u201d]", text)] \
+                if self.label in ("the words you asked me to avoid", "the things you asked me to avoid") else []
             hits = [(s, e) for s, e in hits if not (re.search(r"[\"\u201c'\u2018]\s*$", text[max(0, s - 2): s]) and
                                                     re.match(r"\s*[\"\u201d'\u2019]", text[e: e + 2]))
                     and not any(a < s and e < b for a, b in quoted)]
@@ -272,6 +274,8 @@ class Forbid(Check):
             ok_spans = [(m.start(), m.end()) for a in self.allowed
                         for m in re.finditer(re.escape(a).replace(r"\ ", r"\s+"), text, re.I)]
             hits = [(s, e) for s, e in hits if not any(a <= s and e <= b for a, b in ok_spans)]
+        if self.skip_after:
+            hits = [(s, e) for s, e in hits if not re.match(r"[^.;!?\n]{0,25}?" + self.skip_after, text[e: e + 60], re.I)]
         if self.skip_before:
             hits = [(s, e) for s, e in hits if not re.search(
                 self.skip_before + r"[^.;!?\n,]{0,30}$", text[max(0, s - 40): s], re.I)]

@@ -296,6 +296,16 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
     ``topic`` holds the stems of the preference's own words: for an exception ("unless it's a weekend
     session"), words it shares with the preference ("session") say nothing about whether it holds."""
     low = cond.lower().strip().replace("\u2019", "'")
+    paren = re.search(r"\(([^)]{3,120})\)", low)  # "guest-facing (welcome letters, invitations)": examples that count
+    if paren and not topic and not re.search(r"\b(not|except|no|can|may|fine|ok|okay|allowed|don't|doesn't|aren't|"
+                                             r"isn't|exempt)\b", paren.group(1)):  # examples in a condition, not exemptions
+        items = [x.strip() for x in re.split(r",|\bor\b|\band\b|/", paren.group(1))
+                 if len(tx.words(x)) >= 2 or "-" in x.strip()]  # single common words ("Update") say too little
+        ctx0 = (view.task + ("\n" + view.reply if wide else "")).lower()
+        hit = next((x for x in items if x in ctx0 or (tx.words(x) and all(tx.stem(w) in {t.stem for t in tx.tokens(ctx0)}
+                                                                          for w in tx.words(x)))), None)
+        if hit:
+            return True, f"{hit} named in the {'delivery' if wide else 'task'}"
     # the condition proper, without the reason or aside after it ("it's a Slack message; those need no sign-off")
     low = re.split(r";|\s+[-\u2013\u2014]\s+|,\s*(?:because|since|as|so|where|which|those|these|then|and then)\b|"
                    r"\s+\((?!\w+\))", low)[0].strip() or low

@@ -229,6 +229,8 @@ def _subject_terms(phrase: str) -> Matcher | None:
         phrases = [p for p in phrases if p not in head_p] + [specific[0]]
     if len(specific) == 1 and dom_r and not dom_p:
         pass  # a syntax detector (LaTeX, hashtags): the word itself is a mention, not a use
+    elif len(specific) == 1 and specific[0].endswith("ing") and len(specific[0]) > 5 and not dom_p:
+        return matcher([], (rf"\b{re.escape(specific[0])}\b",))  # "no running": the activity, not "can run 600 mg"
     elif len(specific) == 1:
         phrases.append(specific[0])
     elif specific:
@@ -280,6 +282,10 @@ def _rule_length(body: str, out: list[Check]) -> None:
         n = tx.parse_number(m.group(2))
         if n is None:
             continue
+        if re.search(r"\b(tl;?dr|summary|intro\w*|opening|first paragraph|teaser|lede|abstract|recap|subject line|"
+                     r"preview text)\s+(?:of|in|at|under|with|to|that'?s|is)?\s*$", body[max(0, m.start() - 30): m.start()],
+                     re.I) or re.match(r"\s+(?:of|for)\s+(?:the\s+)?(tl;?dr|summary|intro)", body[m.end(): m.end() + 20], re.I):
+            continue  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
         unit = _unit(m.group(3))
         if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
                 re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
@@ -950,7 +956,7 @@ def _rule_substitution(body: str, out: list[Check]) -> None:
 
 
 def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
-    if re.match(r"\s*(?:in|on|at|under|inside|within|into|as|for|with)\b", y, re.I):
+    if re.match(r"\s*(?:in|on|at|under|inside|within|into|as|for|with|the|a|an|my|your|our)\b", y, re.I):
         return  # "under a separate heading, not in the main plan" is about placement, not a banned thing
     if re.match(r"\s*(be|respond|have|start|end|provide|include|get|keep|make|offer|use|give|avoid|see|ask|"
                 r"answer|show|state|explain|always|only|not|never|structure|format|write|reply|stay|go)\b", y, re.I):

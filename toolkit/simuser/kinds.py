@@ -1736,8 +1736,11 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                  r"measurements|cups)\b|^\s*(?:us|american|imperial)\s+(?:units|measures)\b", low) and \
             not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(us|american|imperial)\b", low):
         out[:] = [c for c in out if not isinstance(c, Units)]
+        fine = re.search(r"\b(?:are|is)\s+(?:fine|ok|okay)\s+for\s+([\w ,]+?)(?:[.;]|$)", low)
+        items = [x for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", fine.group(1)) if x] if fine else []
         out.append(Forbid("metric units", Matcher((), _METRIC), where="reply", task_override=True, ask="use US units",
-                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s|fine for|are fine)\b", low) else ""))
+                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else "",
+                          skip_after=r"\b(?:" + "|".join(re.escape(x.strip()) for x in items) + r")\b" if items else ""))
         drop.add("*domain*")
     # a list of metric units ("Grams, millilitres and °C please")
     units = re.findall(r"\b(grams|millilit\w+|ml|kilograms|kg|litres|liters|celsius|centimet\w+|cm|kilomet\w+|km|metres|meters)"
