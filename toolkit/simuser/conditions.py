@@ -130,10 +130,10 @@ COND_GENERIC = frozenset({
     "otherwise", "instead", "actually", "really", "clearly", "directly", "specific", "current",
     "someone", "somebody", "people", "one", "matter", "matters", "plan", "planning", "state", "states",
     "report", "reports", "give", "gives", "question", "questions", "show", "shows", "whenever", "include", "includes",
-    "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "explicitly", "just", "only",
+    "text", "being", "piece", "content", "stuff", "way", "kind", "sort", "type", "just", "only",
     "suggest", "suggests", "suggesting", "recommend", "recommending", "giving", "me", "us", "already", "exists",
-    "inside", "within", "actually", "properly", "new", "existing", "preparing", "putting", "together",
-    "coming", "along", "joining", "targets", "target", "targeting", "environment", "touches", "involves", "affects",
+    "inside", "within", "properly", "new", "existing", "preparing", "putting", "together",
+    "coming", "along", "joining", "targets", "target", "targeting", "environment", "affects",
     "propose", "proposing", "given", "i've", "i'm", "i'd", "you've", "you're", "it's", "there's", "that's", "we're",
 })
 _CG = frozenset(COND_GENERIC | {tx.stem(w) for w in COND_GENERIC})

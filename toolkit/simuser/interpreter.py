@@ -264,6 +264,13 @@ def _unit(u: str) -> str:
             "character": "characters", "bullet": "bullets"}.get(u, "words")
 
 
+def _part_limit(body: str, start: int, end: int) -> bool:
+    """Whether a length limit belongs to one part of the reply ("a TL;DR of three sentences", "the summary in 50 words")."""
+    return bool(re.search(r"\b(tl;?dr|summary|intro\w*|opening|first paragraph|teaser|lede|abstract|recap|subject line|"
+                          r"preview text)\s+(?:of|in|at|under|with|to|that'?s|is)?\s*$", body[max(0, start - 30): start],
+                          re.I) or re.match(r"\s+(?:of|for|in)\s+(?:the\s+)?(tl;?dr|summary|intro)", body[end: end + 20], re.I))
+
+
 def _rule_length(body: str, out: list[Check]) -> None:
     if re.search(r"\b(commit message|docstring|function|method|class|file|pr description|title|"
                  r"subject line|variable name)s?\b", body, re.I) and not re.search(
@@ -282,9 +289,7 @@ def _rule_length(body: str, out: list[Check]) -> None:
         n = tx.parse_number(m.group(2))
         if n is None:
             continue
-        if re.search(r"\b(tl;?dr|summary|intro\w*|opening|first paragraph|teaser|lede|abstract|recap|subject line|"
-                     r"preview text)\s+(?:of|in|at|under|with|to|that'?s|is)?\s*$", body[max(0, m.start() - 30): m.start()],
-                     re.I) or re.match(r"\s+(?:of|for)\s+(?:the\s+)?(tl;?dr|summary|intro)", body[m.end(): m.end() + 20], re.I):
+        if _part_limit(body, m.start(), m.end()):
             continue  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
         unit = _unit(m.group(3))
         if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
@@ -306,7 +311,7 @@ def _rule_length(body: str, out: list[Check]) -> None:
             out.append(MaxCount(_unit(m.group(3)), n))
     for m in _MAX_RX2.finditer(body):
         n = tx.parse_number(m.group(1))
-        if n:
+        if n and not _part_limit(body, m.start(), m.end()):
             out.append(MaxCount(_unit(m.group(2)), n))
     for m in _MIN_RX.finditer(body):
         n = tx.parse_number(m.group(1))

@@ -1408,7 +1408,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                             maxsplit=1, flags=re.I)[0]
             q_neg += _quoted(tail)
     q_fb = q_neg
-    if q_fb and (re.search(r"[,;]\s*(never|not)\s+[\"\u201c']", text.replace("\u2019", "'"), re.I) or
+    if q_fb and (re.search(r"(?:[,;]|^|[.!?])\s*(never|not)\s+[\"\u201c']", text.replace("\u2019", "'"), re.I) or
                  re.search(r"\b(?:leave out|skip|cut|drop)\b[^.;]{0,40}[(\"\u201c]", text.replace("\u2019", "'"), re.I) or
                  re.search(r"\b(?:never|don't|do not|avoid|stop|no)\b[^.;\"\u201c]{0,40}[\"\u201c]",
                            text.replace("\u2019", "'"), re.I) or

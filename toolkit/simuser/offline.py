@@ -12,9 +12,18 @@ from __future__ import annotations
 import re
 
 from toolkit.profiles import Profile
-from toolkit.simuser import text as tx
 from toolkit.simuser import kinds
-from toolkit.simuser.checks import Finding, Headings, ListFormat, MaxItems, Require, RequireTerms, Table, View
+from toolkit.simuser import text as tx
+from toolkit.simuser.checks import (
+    Finding,
+    Headings,
+    ListFormat,
+    MaxItems,
+    Require,
+    RequireTerms,
+    Table,
+    View,
+)
 from toolkit.simuser.conditions import condition_holds
 from toolkit.simuser.interpreter import CompiledPreference, compile_preference
 from toolkit.simuser.trace import Judgement
