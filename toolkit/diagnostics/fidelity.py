@@ -73,6 +73,24 @@ def per_annotator_figure(report: dict):
     return fig
 
 
+def independent_batches(model, *, seed: int = 0) -> pd.DataFrame:
+    """Scores on the independently written batches in ``fixtures/fidelity/independent`` (one row per batch).
+
+    These batches were written by other sessions with natural-language-only profiles; see that folder's
+    README for their first-contact scores, which are the honest estimate for unseen annotators.
+    """
+    rows = []
+    for folder in sorted(p for p in (fixtures_dir() / "fidelity" / "independent").iterdir() if p.is_dir()):
+        points = read_jsonl(folder / "points.jsonl", AnnotatedPoint)
+        report = report_from_traces(points, simulate_points(points, load_profiles(folder / "profiles"), model,
+                                                            seed=seed), model_name=model.name, seed=seed)
+        m = report["macro"]
+        rows.append({"batch": folder.name, "annotators": len(report["annotators"]), "n": len(points),
+                     "n_pos": sum(r["n_pos"] for r in report["annotators"]),
+                     "f1": m["f1"], "specificity": m["specificity"], "rule_recall": m["rule_recall"]})
+    return pd.DataFrame(rows, columns=["batch", "annotators", "n", "n_pos", "f1", "specificity", "rule_recall"])
+
+
 def run(ctx: RunContext) -> Result:
     """Table 10 on the shipped annotated set (or ``--set points=... profiles=...``)."""
     base = fixtures_dir() / "fidelity"
@@ -106,7 +124,15 @@ def run(ctx: RunContext) -> Result:
         f"{len(dis)} points disagree with the annotation; {report['n_unknown']} model answers were unusable "
         "and are left out of every metric.",
     ]
-    return Result(name="fidelity", tables={"table10": table, "annotators": ann, "disagreements": dis},
+    tables = {"table10": table, "annotators": ann, "disagreements": dis}
+    if model.is_offline and "points" not in ctx.options:
+        ind = independent_batches(model, seed=ctx.seed)
+        tables["independent"] = ind
+        text.append(f"Independently written batches ({len(ind)} batches, {int(ind['n'].sum())} points, natural-language "
+                    f"profiles; development data by now): mean macro F1 {ind['f1'].mean():.3f}, specificity "
+                    f"{ind['specificity'].mean():.3f}, rule recall {ind['rule_recall'].mean():.3f}. Their first-contact "
+                    "scores are recorded in fixtures/fidelity/independent/README.md.")
+    return Result(name="fidelity", tables=tables,
                   figures={"per_annotator": per_annotator_figure(report)}, text=text,
                   meta={"n_points": len(points), "n_pos": npos, "n_neg": nneg, "macro": m,
                         "n_unknown": report["n_unknown"], "seed": ctx.seed, "model": model.name})
