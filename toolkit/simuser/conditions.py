@@ -115,6 +115,7 @@ SYNONYMS = {
     "graph": ("chart", "plot", "graph", "figure", "visuali", "histogram"),
     "project": ("project", "plan for", "diy", "build", "install", "renovat", "put up", "replace", "fit", "frame", "tile",
                 "paint", "how do i", "i want to"),
+    "internal": ("internal", "team", "colleagues", "staff", "in-house", "our own", "coworkers", "co-workers", "wiki"),
     "job": ("job", "role", "position", "vacancy", "hiring", "opening", "posting", "we need a", "ad"),
     "ads": ("ad", "ads", "advert", "posting", "listing"),
     "shopping": ("shopping", "buy", "purchase", "store", "pick up", "materials", "what do i need", "groceries"),

@@ -480,7 +480,7 @@ def _rule_format(body: str, out: list[Check]) -> None:
             out.append(NoMarkdown())
         break
     if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out) and not re.search(
-            r"\b(math|maths|equations?|formulas?|formulae|latex)\b", low):
+            r"\b(math|maths|equations?|formulas?|formulae|latex|tokens?|passwords?|keys?|secrets?|credentials?)\b", low):
         out.append(NoMarkdown())
     for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
                                r"tables?)\b"):
@@ -533,7 +533,9 @@ def _rule_required_parts(body: str, out: list[Check]) -> None:
             out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
                                min_sentences=4, ask="wrap up with the key takeaways"))
         break
-    for _pos, neg in _cue(body, r"\b(outline|overview|roadmap)\b"):
+    for _pos, neg in _cue(body, r"\b(?<!the )(?<!product )(outline|overview|roadmap)\b"):
+        if not re.search(r"\b(start|begin|open|lead|give|include|first|up front|top)\w*\b", low):
+            break
         if not neg:
             out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
                                where="start", min_sentences=4, ask="start by sketching what you'll cover"))
@@ -619,7 +621,7 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
             extra.append(f"*.{m.group(1).lower()}" if m.group(1) else f"{m.group(2).lower()}/*")
         for word, gl in (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
                          ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
-                         ("csv", ("*.csv",)), ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
+                         ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
                          ("log", ("*.log",)), ("profil", ("*.prof",))):
             if re.search(r"\b" + word, low):
                 extra.extend(gl)
@@ -1185,6 +1187,9 @@ def _rule_domain(body: str, out: list[Check]) -> None:
              *re.finditer(_NOGO_RX, body, flags=re.I),
              *re.finditer(_AVOID_VERB_RX, body, flags=re.I)]
     for m in avoid:
+        if re.search(r"\bnot (?:just|only)\s*$", body[max(0, m.start() - 12): m.start() + 8], re.I) or \
+                re.match(r"not (?:just|only)\b", m.group(0), re.I):
+            continue  # "not just -e" means "more than", not a ban
         np = _np(m.group("np"))
         if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
             continue
@@ -1230,7 +1235,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
         cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
             "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
-            "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will")]
+            "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
+            "pick", "see", "know", "check", "look", "think", "want")]
         if not cw:
             continue
         if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):

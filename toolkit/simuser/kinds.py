@@ -261,7 +261,8 @@ class DocComments(Check):
 # -- secrets ------------------------------------------------------------------------------------
 _SECRET_RX = (r"\b(ghp|gho|ghs|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_\-]{10,}", r"\bsk-[A-Za-z0-9_\-]{16,}",
               r"\bAKIA[0-9A-Z]{16}\b", r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-              r"\b(password|passwd|secret|token|api[_-]?key)\s*[=:]\s*['\"]?(?!\*{3})[^\s'\"]{6,}",
+              r"\b\w*(password|passwd|secret|token|api[_-]?key)\w*\s*[=:]\s*(?:['\"](?!\*{3}|\$\{|\$[A-Z_(]|<|your|xxx|changeme)"
+              r"[^\s'\"]{6,}['\"]|(?!\$|<|your|xxx)(?=[^\s'\"]*\d)(?=[^\s'\"]*[A-Za-z])[^\s'\";,)]{12,})",
               r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
               r"(?<![\w/.])(?=[A-Za-z0-9_\-]{28,}\b)(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9_\-]{28,}")
 
@@ -1202,6 +1203,32 @@ class FileNaming(Check):
         return f"files in {self.folder or 'any folder'} named like {self.label}"
 
 
+_LITERAL_KINDS = {"bash": (".sh", ".bash"), "shell": (".sh", ".bash"), "dockerfile": ("dockerfile",),
+                  "python": (".py",), "makefile": ("makefile",), "yaml": (".yml", ".yaml"), "workflow": (".yml", ".yaml")}
+
+
+@dataclass(frozen=True)
+class RequireLiteral(Check):
+    """Files of a kind must contain literal lines ("#!/usr/bin/env bash", "set -euo pipefail", a USER line)."""
+
+    literals: tuple[str, ...]
+    kinds: tuple[str, ...]
+
+    def evaluate(self, view: View) -> Finding:
+        files = {p: b for p, b in sorted((view.artifacts or {}).items())
+                 if any(p.lower().endswith(k) or p.lower().rsplit("/", 1)[-1] == k for k in self.kinds)}
+        if not files:
+            return Finding("not_applicable", "no such file here", topic="required lines")
+        for path, body in files.items():
+            for lit in self.literals:
+                if not re.search(r"(?m)^\s*" + re.escape(lit).replace(r"\ ", r"\s+"), body):
+                    return Finding("violated", f"{path} has no \u201c{lit}\u201d", f"add {lit} to {path}", "required lines")
+        return Finding("satisfied", "the required lines are there", topic="required lines")
+
+    def describe(self) -> str:
+        return f"{' / '.join(self.kinds)} files contain {', '.join(self.literals)}"
+
+
 _PATH_TOKEN = r"(?P<p>(?:[\w.-]+/)+(?![\w.])|[\w-]+\.(?:csv|json|lock|env|ya?ml|toml|ini|cfg|xlsx?|txt|md|sql|db|sqlite|py|js|ts|tex)\b|\.env\b)"
 
 
@@ -1271,7 +1298,8 @@ def _example_list(text: str) -> list[str]:
                      m.group("l").strip())
         parts = [x.strip(" ,'") for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", raw)]
         parts = [x for x in parts if x and len(x.split()) <= 3 and not re.match(r"(the|a|an|my|your|our|any|if|"
-                                                                                  r"when|so|that)\b", x, re.I)]
+                                                                                  r"when|so|that|anything|something|"
+                                                                                  r"everything|all|whatever)\b", x, re.I)]
         if len(parts) >= 2 and all(len(x) >= 2 for x in parts):
             found += parts
     return list(dict.fromkeys(found))
@@ -1364,7 +1392,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(SecretLeak())
     elif re.search(r"\b(secrets?|tokens?|api[ -]?keys?|keys|passwords?|credentials?|connection strings?)\b", low) and \
             re.search(r"\bhard[- ]?cod\w*|\b(?:environment variables?|env vars?|os\.environ|getenv|user-secrets|"
-                      r"go(?:es)? into|committed|config files?|settings files?)\b|\.json\b|\.env\b", low):
+                      r"go(?:es)? into|committed|config files?|settings files?|written (?:into|to|in)|put (?:into|in)|"
+                      r"stored in|workflow files?|dockerfiles?|scripts?|in plain ?text)\b|\.json\b|\.env\b", low):
         out.append(SecretLeak(in_code=True))
     # fenced commands
     if re.search(r"\b(shell |terminal |cli |bash |console )?commands?\b", low) and \
@@ -1685,6 +1714,12 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # no % sign
     if re.search(rf"\b{_NEG}\b\s+(?:%|percent|per cent)\s+signs?\b|\b{_NEG}\b\s+%", low):
         out.append(Forbid("the % sign", Matcher((), (r"\d\s?%",)), task_override=False, ask="write 'percent' instead of %"))
+    # required literal lines in a kind of file ("Bash scripts need #!/usr/bin/env bash and set -euo pipefail")
+    kinds_named = tuple(dict.fromkeys(e for k, v in _LITERAL_KINDS.items() if re.search(rf"\b{k}\b", low) for e in v))
+    lits = re.findall(r"(#!/\S+(?: \w+)?|set -[a-z]+(?: pipefail)?|\bUSER\b(?= line| instruction| directive))", text)
+    if kinds_named and lits and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}(?:#!|set -|USER)", text):
+        out.append(RequireLiteral(tuple(dict.fromkeys(lits)), kinds_named))
+        drop.add("*domain*")
     # numbered citations
     if re.search(rf"\b{_NEG}\b[^.]{{0,25}}(?:\bnumbered\b|\bnumeric\b|\[\d+\])[^.]{{0,20}}\b(?:references?|citations?|"
                  r"cites?|style)\b", low):
