@@ -1138,7 +1138,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                "jpy": "yen"}.get(m.group(1), m.group(1).rstrip("s"))
         others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
         out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
-                          ask=f"give the prices in {cur}s"))
+                          ask=f"give the prices in {cur}s",
+                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
         if not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low):
             return
     if re.search(r"\bwalking distance\b|\bwalkable\b|\bwithin (a )?(short )?walk\b|\bon foot\b", low):
@@ -1160,7 +1161,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
                   r"(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.|in the morning|o'clock)?", low)
     if m and 5 <= int(m.group(1)) <= 12:
         hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
-        rx = (rf"\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
+        rx = (rf"(?<![\u20ac$\u00a3\d.,])\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
         out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
                           ask=f"move it to after {m.group(1)} in the morning",
                           skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
@@ -1637,7 +1638,7 @@ def subject_scope(text: str) -> str | None:
     Such a preference applies only when the delivery is that kind of document."""
     first = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
     m = re.match(r"\s*([A-Z][\w -]{2,30}?):\s+\S", first)  # "Practice problems: don't put the answer ..."
-    if m and (len(m.group(1).split()) > 4 or re.search(r"\b(as|with|in|for|to|the)\b", m.group(1), re.I)):
+    if m and (len(m.group(1).split()) > 4 or re.search(r"\b(as|with|in|for|to|the|commit\w*)\b", m.group(1), re.I)):
         m = None
     if m and not re.search(r"\b(note|important|rule|please|always|never|tip|ps|yourself|you|me)\b", m.group(1), re.I) and \
             not re.match(r"(clean|keep|use|write|make|put|give|don't|do|no|avoid|remember|stop|check|ask|be|tidy|leave|"

@@ -1446,13 +1446,16 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             r"\b(never|don't|do not|avoid|stop|ban|no)\b[^.]{0,30}\b(use|say|write|words?|phrases?|"
                        r"expressions?|terms?)\b|\b(words?|phrases?|expressions?|terms?)\b[^.]{0,40}\b(banned|"
                        r"forbidden|off[- ]limits|not allowed)", low) and not any(isinstance(c, Bookend) for c in out):
+        if re.search(r"\bcommit(?:s| messages?| subjects?)\b", low):
+            q_fb = []  # "imperative mood ('add', not 'added')" is about the commit message, not every word of the reply
         q_fb = [x.rstrip("!?.,;: ") or x for x in q_fb]
         pats = tuple(("(?-i:" if re.search(r"[A-Z]", x) else "(?:") + r"(?<!\w)" +
                      re.escape(x).replace(r"\ ", r"\s+").replace("'", "['\u2019]") +
                      (r"(?:s|es|ed|ing)?(?!\w))" if len(x) <= 4 else r"\w{0,3}(?!\w))") for x in q_fb)
         allowed = tuple(x for x in q if x.rstrip("!?.,;: ") not in q_fb and any(b.lower() in x.lower() for b in q_fb))
-        out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
-                          ask="drop the words I asked you to avoid", allowed=allowed))
+        if pats:
+            out.append(Forbid("the words you asked me to avoid", Matcher((), pats), task_override=False,
+                              ask="drop the words I asked you to avoid", allowed=allowed))
         drop.add("*quoted*")
     # one named heading ("under a heading called 'Answers'")
     m = re.search(r"\b(?:heading|section|header|title)\s+(?:called|named|titled|that says)\s+[\"\u201c']([^\"\u201d']{2,40})"
@@ -1511,10 +1514,18 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             if per == "night" or re.search(r"\b(accommodation|hotel|room|stay|lodging)", low) else [per] if per else []
         out.append(PriceCap(int(m.group(1).replace(",", "")), matcher(about) if about else None))
     # temperature units
+    c_pos = re.search(r"(?:\bin|\buse|\bgive|\bwant)\s+(?:degrees\s+)?(?:\u00b0\s?c\b|celsius|centigrade)", low)
+    f_pos = re.search(r"(?:\bin|\buse|\bgive|\bwant)\s+(?:degrees\s+)?(?:\u00b0\s?f\b|fahrenheit)", low)
     m = re.search(r"\b(celsius|centigrade|fahrenheit)\b", low)
-    if m and re.search(r"\btemperature|\bdegrees|\bweather|\bin (celsius|centigrade|fahrenheit)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(celsius|centigrade|fahrenheit)", low):
-        if m.group(1) == "fahrenheit":
+    if c_pos and not f_pos:
+        m = re.search(r"celsius|centigrade|\u00b0\s?c", low)
+    elif f_pos and not c_pos:
+        m = re.search(r"fahrenheit|\u00b0\s?f", low)
+    elif m and re.search(rf"\b{_NEG}\b[^.;]*$", low[: m.start()]):
+        m = None  # "no cups, ounces or Fahrenheit": the named unit is the unwanted one
+    if m and re.search(r"\btemperature|\bdegrees|\bweather|\boven|\bin (celsius|centigrade|fahrenheit)\b|\u00b0", low) and \
+            not re.search(rf"\b{_NEG}\b[^.]{{0,10}}\b(celsius|centigrade|fahrenheit)", low[max(0, m.start() - 12): m.end()]):
+        if "f" in m.group(0)[-1:] or m.group(0) == "fahrenheit":
             out.append(Forbid("Celsius temperatures", Matcher((), (r"\d\s?\u00b0\s?C\b", r"\bdegrees? celsius\b",
                                                                    r"\d\s?C\b(?=[,.;)\s])")), task_override=True,
                               ask="give temperatures in Fahrenheit"))
