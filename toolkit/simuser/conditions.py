@@ -404,7 +404,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         heads = [tx.words(x)[-1] for x in re.split(r",\s*|\s+or\s+|\s+and\s+", tail) if tx.words(x)]
         matched = [w for w in matched if w in heads] or ([] if heads else matched)
     need = 1 if short_list else max(1, math.ceil(len(kws) * (2 / 3 if delivery else 0.4)))
-    names = [w.lower() for w in tx.words(cond)[1:] if w[:1].isupper() and not w.isupper() and len(w) >= 3 and
+    names = [w.lower() for w in tx.words(re.sub(r"\([^)]*\)", " ", cond))[1:] if w[:1].isupper() and not w.isupper() and len(w) >= 3 and
              w.lower() not in lx.STOPWORDS]
     if names and not any(n in matched or _has(ctx_low, ctx_stems, n) for n in names):
         return False, f"{names[0]} is not in the {'delivery' if wide else 'task'}"  # "the post is for LinkedIn"

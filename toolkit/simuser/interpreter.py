@@ -104,7 +104,7 @@ def split_conditions(text: str) -> tuple[str, list[str], list[str]]:
                                                             r"verif|check))", m.group("c").strip(), re.I) else "", s)
         m = _LEAD_COND.match(s)
         if m and re.match(r"\s*(?:for|in|on|during)\b", s, re.I) and (
-                len(m.group("c").split()) > 6 or re.search(r"\b(use|write|give|keep|put|make|add|avoid)\b|\)",
+                len(m.group("c").split()) > 6 or re.search(r"\b(use|write|give|keep|put|make|add|avoid|is|are|fine)\b|\)",
                                                            m.group("c"), re.I)):
             m = None  # "For diagnostics use the logger, not print()" is an instruction, not a condition
         if m and re.match(r"\s*(?:for|in|on)\b", s, re.I) and not [
@@ -1237,7 +1237,8 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
             "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
             "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
-            "pick", "see", "know", "check", "look", "think", "want")]
+            "pick", "see", "know", "check", "look", "think", "want", "draft", "drafts", "version", "material", "answer",
+            "reply", "result", "results")]
         if not cw:
             continue
         if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):

@@ -334,7 +334,8 @@ class Bookend(Check):
         letter = _EMAILISH.search(view.reply + "\n" + view.documents) or re.search(
             r"\b(e-?mail|letter|message|reply to|respond to|write to|note to|dm|slack|text to|card|memo|newsletter)\b",
             view.task, re.I)
-        if not letter:
+        greeting = self.where == "end" or re.match(r"\s*(hi|hello|dear|hey|good (morning|afternoon))\b", self.phrase, re.I)
+        if greeting and not letter:
             return Finding("not_applicable", "not a letter or message", topic="sign-off")
         if view.documents and re.search(r"\b(saved|wrote|written|put|stored|drafted)\b", view.reply, re.I):
             inner = View(view.task, view.documents, None)  # the piece is in the saved file, the reply is a cover note
@@ -1648,7 +1649,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     # at most N exclamation marks / emoji
     m = re.search(r"\b(\d|one|two|three|four|five|six|seven|eight|ten|a single|single)\s+(exclamation|emoji|question|hashtag)",
                   low)
-    if m and re.search(r"\b(at most|no more than|not more than|max(?:imum)?|only|just|up to|tops|per|limit\w*)\b", low):
+    if m and re.search(r"\b(at most|no more than|not more than|max(?:imum)?|only|just|up to|tops|per|limit\w*|"
+                       r"(?:is|are) fine|is ok(?:ay)?|more than that)\b", low):
         label, rx = _COUNTED[m.group(2)]
         n = _number(m.group(1).replace("a single", "one").replace("single", "one"))
         if n is not None:
@@ -1823,7 +1825,8 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(PriceCap(int((m.group(2) or m.group(3)).replace(",", ""))))
         drop.add("*requireterms*")
     # do A before B
-    if re.search(r"\bbefore\b|\bfirst\b", low):
+    if re.search(r"\bbefore\b|\bfirst\b", low) and not re.search(r"\b(junk|leftovers?|clean up|tidy|debris|"
+                                                                    r"shouldn't (?:still )?be)\b", low):
         for i, (cue, trig, ev, lab) in enumerate(_PREREQ):
             if i == 0 and not re.search(r"\b(config\w*|settings?|files?|\.conf|\.ya?ml|\.ini|/etc)\b", low):
                 continue
