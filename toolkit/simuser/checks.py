@@ -95,6 +95,11 @@ class View:
                               self.task.lower()))
 
     @cached_property
+    def deliverable(self) -> str:
+        """The reply without its lead-in line and closing notes (see :func:`deliverable`)."""
+        return deliverable(self.reply)
+
+    @cached_property
     def documents(self) -> str:
         """Text documents the agent delivered in the workspace: files the reply or task names (a saved draft)."""
         said = self.reply + "\n" + self.task
@@ -187,15 +192,15 @@ def deliverable(reply: str) -> str:
 
 def count_units(view: View, unit: str) -> int:
     if unit == "words":
-        return len(tx.words(tx.prose(deliverable(view.reply))))
+        return len(tx.words(tx.prose(view.deliverable)))
     if unit == "sentences":
         return len(view.sentences)
     if unit == "lines":
         return len(tx.nonempty_lines(view.reply))
     if unit == "paragraphs":
-        return len([p for p in re.split(r"\n\s*\n", deliverable(view.reply)) if p.strip()])
+        return len([p for p in re.split(r"\n\s*\n", view.deliverable) if p.strip()])
     if unit == "characters":
-        return len(deliverable(view.reply).strip())
+        return len(view.deliverable.strip())
     if unit == "bullets":
         return len(tx.bullet_lines(view.reply))
     raise ValueError(unit)
@@ -211,7 +216,7 @@ class MaxCount(Check):
     def evaluate(self, view: View) -> Finding:
         if self.per_line:
             items = [re.sub(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+|^[\"\u201c*_]+|[\"\u201d*_]+$", "", ln.strip())
-                     for ln in deliverable(view.reply).splitlines() if ln.strip()]
+                     for ln in view.deliverable.splitlines() if ln.strip()]
             k = max((len(x) for x in items), default=0)
         else:
             k = count_units(view, self.unit)

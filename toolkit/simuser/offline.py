@@ -104,6 +104,7 @@ def judge_preferences(profile: Profile, view: View) -> tuple[list[Judgement], di
     """Steps 2-4 for every preference of ``profile``; returns judgements and violated findings."""
     judgements: list[Judgement] = []
     violated: dict[str, Finding] = {}
+    holding = holding_reply(view)  # once per delivery, not once per preference
     for pref in profile.preferences:
         cp = compile_preference(pref)
         checks = tuple(c.describe() for c in cp.checks)
@@ -120,7 +121,7 @@ def judge_preferences(profile: Profile, view: View) -> tuple[list[Judgement], di
             judgements.append(Judgement(pref.id, False, why, "not_applicable", "", checks, step))
             continue
         findings = [c.evaluate(view) for c in cp.checks]
-        if holding_reply(view):  # a reply that only checks in first has not delivered the piece these shape
+        if holding:  # a reply that only checks in first has not delivered the piece these shape
             findings = [Finding("not_applicable", "the reply checks in before delivering anything", topic=f.topic)
                         if f.verdict == "violated" and isinstance(c, _SHAPE_CHECKS) else f
                         for c, f in zip(cp.checks, findings, strict=True)]
