@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from toolkit.simuser import text as tx
+from toolkit import text as tx
 
 Verdict = Literal["violated", "satisfied", "not_applicable", "unknown"]
 CODE_EXT = (".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".rb", ".sh", ".c", ".cc",

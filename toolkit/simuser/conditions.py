@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from toolkit.simuser import lexicons as lx
-from toolkit.simuser import text as tx
+from toolkit import text as tx
 from toolkit.simuser.checks import Check, Finding, View
 
 #: words that name a kind of file or language, with the file endings and words that show it

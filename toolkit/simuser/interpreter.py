@@ -19,7 +19,7 @@ from toolkit.profiles import Check as CheckSpec
 from toolkit.profiles import Preference
 from toolkit.simuser import kinds
 from toolkit.simuser import lexicons as lx
-from toolkit.simuser import text as tx
+from toolkit import text as tx
 from toolkit.simuser.checks import (
     ActionRule,
     Check,

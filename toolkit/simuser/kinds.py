@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from toolkit.simuser import text as tx
+from toolkit import text as tx
 from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, PriceCap, Require, View, matcher
 
 # -- language -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import re
 
 from toolkit.profiles import Profile
 from toolkit.simuser import kinds
-from toolkit.simuser import text as tx
+from toolkit import text as tx
 from toolkit.simuser.checks import (
     Finding,
     Headings,

@@ -1,4 +1,4 @@
-"""Text utilities for the offline simulator: tokens, light stemming, sentences, lists, negation."""
+"""Tokens, light stemming, sentences, lists and negation windows (shared by every offline reader)."""
 
 from __future__ import annotations
 
