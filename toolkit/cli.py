@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--list", action="store_true", help="list the diagnostics and exit")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a diagnostic option, e.g. --set budgets=60,120 (repeatable)")
+    r.add_argument("--agent", default=None, metavar="M",
+                   help="protocol: the task-solving agent, offline (default) | openai/<m> | openai-api/<svc>/<m>")
+    r.add_argument("--method", action="append", default=None, metavar="X",
+                   help="protocol: memory method by name or package.module:Class (repeatable; default: all five)")
     _add_model_args(r, multi=True)
 
     a = sub.add_parser("admit", help="correction admission and rule extraction")
@@ -280,6 +284,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         gw.model(m)  # fail early on a bad model string
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     options = _parse_sets(args.set)
+    if args.agent:
+        gw.model(args.agent)  # fail early on a bad agent string
+        options["agent"] = args.agent
+    if args.method:
+        from toolkit.memory import method_class
+
+        for m in args.method:
+            method_class(m)  # fail early (exit 2) on a method that does not load
+        options["methods"] = list(args.method)
     failed = 0
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,

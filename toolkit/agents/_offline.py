@@ -26,7 +26,7 @@ class OfflineAgent:
     """
 
     seed: int = 0
-    follow: float = 0.7
+    follow: float = 0.8
     revise_p: float = 0.9
     crowding: float = 0.01
     crowd_free: int = 5

@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "utility": "toolkit.diagnostics.utility:run",
     "gating": "toolkit.diagnostics.gating:run",
     "drift": "toolkit.diagnostics.drift:run",
+    "protocol": "toolkit.diagnostics.protocol:run",
 }
 
 
