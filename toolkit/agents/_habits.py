@@ -1,4 +1,4 @@
-"""The offline agent's habits: a validated catalogue (``toolkit/resources/agent_habits.yaml``)
+"""The offline agent's habits: a validated catalogue (``toolkit/resources/agents/habits.yaml``)
 and the effects they have on a delivery, registered by name.
 """
 
@@ -179,10 +179,10 @@ def _edit_files(d: Draft, task: Task, h: Habit, rng: np.random.Generator) -> Non
 @cache
 def load_habits() -> tuple[Habit, ...]:
     """The habit catalogue shipped with the toolkit, validated."""
-    raw = resources.files("toolkit").joinpath("resources", "agent_habits.yaml").read_text(encoding="utf-8")
+    raw = resources.files("toolkit").joinpath("resources", "agents", "habits.yaml").read_text(encoding="utf-8")
     data: Mapping[str, Any] = yaml.safe_load(raw)
     habits = tuple(Habit(HabitSpec.model_validate(h)) for h in data["habits"])
     ids = [h.id for h in habits]
     if len(ids) != len(set(ids)):
-        raise ValueError("agent_habits.yaml: duplicate habit id")
+        raise ValueError("agents/habits.yaml: duplicate habit id")
     return habits
