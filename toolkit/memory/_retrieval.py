@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-
 from pydantic import BaseModel, ConfigDict
 
 from toolkit import text as tx
