@@ -100,3 +100,18 @@ def test_learner_side_never_imports_the_simulated_user_or_profiles():
             "'toolkit.profiles'))]; print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_readme_example_method_runs(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "class LastWords" in b)
+    assert len(code.strip().splitlines()) <= 25
+    (tmp_path / "mymemory.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = make_method("mymemory:LastWords")
+    m.learn(EVENT)
+    m.freeze()
+    assert m.context(TASK).items[0].text == EVENT.feedback
