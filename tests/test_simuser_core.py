@@ -74,10 +74,13 @@ def test_nothing_delivered_means_silence():
     assert tr.decision == "silent" and tr.reason == "nothing was delivered"
 
 
-def test_judgement_only_preference_is_silent_with_reason():
+def test_judgement_only_preference_abstains_with_reason_and_sends_nothing():
     prof = Profile(id="u", preferences=[{"id": "p", "text": "Be thoughtful about naming."}])
-    tr = SimulatedUser(prof).judge(Delivery(task="t", reply="Done."))
-    assert tr.decision == "silent"
+    user = SimulatedUser(prof)
+    tr = user.judge(Delivery(task="t", reply="Done."))
+    assert tr.decision == "abstain"  # recorded as 'could not judge', never as a judged silence
+    fb, state = user.respond(Delivery(task="t", reply="Done."), user.init_state())
+    assert fb is None and state.traces[-1].decision == "abstain"
     assert tr.judgements[0].verdict == "unknown"
     assert "could not judge p" in tr.reason
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolkit.compliance import Rule, describe
 from toolkit.profiles import profiles_from_multisessioncollab, profiles_from_prefeval
-from toolkit.simuser import SimulatedUser, compile_preference
+from toolkit.simuser import SimulatedUser
 from toolkit.simuser.delivery import load_deliveries
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,11 +32,11 @@ def test_all_100_multisessioncollab_users_run_deterministically(shared_data):
     assert len(a) == 100 * len(DELIVERIES)
     sent = [x for x in a if x[2] is not None]
     assert 0 < len(sent) < len(a)
-    judgeable = sum(compile_preference(p).judgeable for prof in profs.values() for p in prof.preferences)
+    judgeable = sum((describe(Rule.from_preference(p))['source'] != 'judgement only') for prof in profs.values() for p in prof.preferences)
     assert judgeable / 300 >= 0.75
 
 
 def test_prefeval_profiles_are_mostly_judgeable(shared_data):
     profs = profiles_from_prefeval(shared_data)
-    ok = sum(compile_preference(p.preferences[0]).judgeable for p in profs.values())
+    ok = sum((describe(Rule.from_preference(p.preferences[0]))['source'] != 'judgement only') for p in profs.values())
     assert ok / len(profs) >= 0.6

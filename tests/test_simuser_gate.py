@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from toolkit.simuser.checks import Finding, RequireTerms, Unknown, View
-from toolkit.simuser.interpreter import compile_text
+from toolkit.compliance import Verdict
+from toolkit.compliance._checks import RequireTerms, Unknown, View
+from toolkit.compliance._interpreter import compile_text
 from toolkit.simuser.phrasing import phrase
 
 
@@ -57,7 +58,7 @@ def test_number_matches_digits() -> None:
 
 
 def test_connectives_never_repeat() -> None:
-    fs = [Finding("violated", f"evidence {i}", f"fix thing {i}", f"t{i}") for i in range(5)]
+    fs = [Verdict("violation", f"evidence {i}", [], "kind:t", ask=f"fix thing {i}", topic=f"t{i}") for i in range(5)]
     seen_prose = 0
     for seed in range(60):
         out = phrase(fs, np.random.default_rng(seed))

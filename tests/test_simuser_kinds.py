@@ -2,8 +2,8 @@
 
 import pytest
 
-from toolkit.simuser.checks import View
-from toolkit.simuser.interpreter import compile_text, subject_scope
+from toolkit.compliance._checks import View
+from toolkit.compliance._interpreter import compile_text, subject_scope
 
 CASES = [
     # (preference text, task, reply, artifacts, expected verdict of the preference)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.profiles import Preference, Profile
-from toolkit.simuser.checks import View
-from toolkit.simuser.offline import judge_preferences
+from toolkit.compliance import Rule
+from toolkit.compliance._catalogue import read_catalogue
+from toolkit.compliance._checks import View
 
 
 def verdict(text: str, reply: str, task: str = "Help me with this.", artifacts: dict[str, str] | None = None,
             except_when: str | None = None) -> str:
-    profile = Profile(id="u", preferences=[Preference(id="p", text=text, except_when=except_when)])
-    (judgement,), _ = judge_preferences(profile, View(task, reply, artifacts))
-    return judgement.verdict
+    rule = Rule("p", text, exceptions=[except_when] if except_when else [])
+    return read_catalogue(rule, View(task, reply, artifacts)).finding.verdict
 
 
 def test_a_later_if_clause_gates_only_its_own_sentence() -> None:

@@ -13,17 +13,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolkit._yaml import line_for, load_yaml_with_lines
+from toolkit.compliance._structured import CHECK_TYPES as _CHECK_TYPES
+from toolkit.compliance._structured import NEEDS_INT as _NEEDS_INT
+from toolkit.compliance._structured import NEEDS_PATTERN as _NEEDS_PATTERN
 from toolkit.errors import InputError
 
 _SCOPE_RE = re.compile(r"^(global|project:[A-Za-z0-9_.\-/]+)$")
-#: check types the offline simulator can run (see toolkit.simuser.interpreter.compile_check)
-CHECK_TYPES = (
-    "max_words", "max_sentences", "max_lines", "max_chars", "min_words", "forbid_pattern",
-    "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
-    "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
-    "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length",
-)
-_NEEDS_VALUE = {"max_words", "max_sentences", "max_lines", "max_chars", "min_words", "max_line_length"}
+#: check types the compliance reader can run: generated from its registry (toolkit.compliance._structured)
+CHECK_TYPES = _CHECK_TYPES
+_NEEDS_VALUE = set(_NEEDS_INT)
 
 
 class Check(BaseModel):
@@ -54,7 +52,7 @@ class Check(BaseModel):
     def _value_fits(self) -> Check:
         if self.type in _NEEDS_VALUE and not (isinstance(self.value, int) and self.value > 0):
             raise ValueError(f"check {self.type} needs a positive integer value")
-        if self.type in ("forbid_pattern", "require_pattern"):
+        if self.type in _NEEDS_PATTERN:
             pat = self.pattern or self.value
             if not isinstance(pat, str) or not pat:
                 raise ValueError(f"check {self.type} needs a pattern")

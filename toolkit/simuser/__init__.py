@@ -6,12 +6,11 @@ user reviews), :class:`Feedback` (the only thing an agent receives), :class:`Tra
 """
 
 from toolkit.simuser.delivery import Delivery, Feedback, UserState
-from toolkit.simuser.interpreter import CompiledPreference, compile_preference, compile_text
 from toolkit.simuser.simulator import SimulatedUser, judge_offline
 from toolkit.simuser.trace import Judgement, Trace
 from toolkit.simuser.violations import UnitScore, score_units, violation_summary
 
 __all__ = [
-    "CompiledPreference", "Delivery", "Feedback", "Judgement", "SimulatedUser", "Trace", "UnitScore",
-    "UserState", "compile_preference", "compile_text", "judge_offline", "score_units", "violation_summary",
+    "Delivery", "Feedback", "Judgement", "SimulatedUser", "Trace", "UnitScore",
+    "UserState", "judge_offline", "score_units", "violation_summary",
 ]

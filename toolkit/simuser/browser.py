@@ -6,10 +6,10 @@ import html
 
 import pandas as pd
 
+from toolkit.compliance import Rule, describe
 from toolkit.llm import ChatModel
 from toolkit.profiles import Profile
 from toolkit.simuser.delivery import Delivery
-from toolkit.simuser.interpreter import compile_preference
 from toolkit.simuser.simulator import SimulatedUser
 from toolkit.simuser.trace import Trace
 
@@ -19,11 +19,10 @@ def profiles_table(profiles: dict[str, Profile]) -> pd.DataFrame:
     rows = []
     for uid in sorted(profiles):
         for p in profiles[uid].preferences:
-            cp = compile_preference(p)
+            cp = describe(Rule.from_preference(p))
             rows.append({"user": uid, "preference": p.id, "category": p.category or "",
                          "applies_when": p.applies_when or "", "except_when": p.except_when or "",
-                         "source": cp.source if cp.judgeable else "judgement only",
-                         "offline check": "; ".join(c.describe() for c in cp.checks)})
+                         "source": cp["source"], "offline check": "; ".join(cp["checks"])})
     return pd.DataFrame(rows)
 
 

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from toolkit.simuser.checks import Finding
+from toolkit.compliance import Verdict
 
 OPENERS_ONE = ("", "", "Hmm. ", "One thing: ", "Quick note: ", "Not quite. ", "Close, but ", "Wait, ")
 OPENERS_MANY = ("A couple of things.", "Two things before I look closer.", "Some fixes needed:",
@@ -59,15 +59,15 @@ def _lower_first(s: str) -> str:
     return s[:1].lower() + s[1:]
 
 
-def _sentence(f: Finding, rng: np.random.Generator) -> str:
+def _sentence(f: Verdict, rng: np.random.Generator) -> str:
     ask = _clean(f.ask or "fix that")
-    evid = _clean(f.evidence or "that is not how I want it")
+    evid = _clean(f.reason or "that is not how I want it")
     tpl = SINGLE[int(rng.integers(len(SINGLE)))]
     out = tpl.format(Ask=_cap(ask), ask=ask, Evid=_cap(evid), evid=evid)
     return re.sub(r"\?\.", "?", out)
 
 
-def phrase(findings: list[Finding], rng: np.random.Generator) -> str:
+def phrase(findings: list[Verdict], rng: np.random.Generator) -> str:
     """One correction covering every violated finding (ordered as given)."""
     if not findings:
         raise ValueError("nothing to phrase")

@@ -4,36 +4,74 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from toolkit import text as tx
 from toolkit._seeding import item_rng
+from toolkit.compliance import Evidence, Rule, Verdict, read_many, view_of
 from toolkit.llm import ChatModel
 from toolkit.profiles import Profile
-from toolkit.simuser.checks import View
 from toolkit.simuser.delivery import Delivery, Feedback, UserState
 from toolkit.simuser.llm import judge_llm
-from toolkit.simuser.offline import interpret, judge_preferences
 from toolkit.simuser.phrasing import phrase
-from toolkit.simuser.trace import Trace
+from toolkit.simuser.trace import Judgement, Trace
+
+#: the compliance reader's labels in the simulator's trace vocabulary
+_VERDICT = {"violation": "violated", "pass": "satisfied", "not_applicable": "not_applicable", "abstain": "unknown"}
+
+
+def evidence_of(delivery: Delivery) -> Evidence:
+    """A delivery as the compliance reader's evidence (stage ``delivery``)."""
+    return Evidence("delivery", delivery.task, delivery.reply,
+                    artifacts=None if delivery.artifacts is None else dict(delivery.artifacts),
+                    history=tuple(delivery.history))
+
+
+def interpret(evidence: Evidence) -> tuple[str, bool]:
+    """Step 1 (C.3.2): a one-line reading of the delivery, and whether there is anything to judge."""
+    view = view_of(evidence)
+    parts = [f"reply of {len(tx.words(view.prose))} words in {len(view.sentences)} sentences"]
+    if tx.bullet_lines(view.reply):
+        parts.append(f"{len(tx.bullet_lines(view.reply))} list items")
+    if tx.code_blocks(view.reply):
+        parts.append(f"{len(tx.code_blocks(view.reply))} code blocks")
+    if view.artifacts is not None:
+        parts.append(f"{len(view.artifacts)} workspace files")
+    if view.history:
+        parts.append(f"{len(view.history)} earlier turns")
+    return "; ".join(parts), bool(view.reply.strip()) or bool(view.artifacts)
+
+
+def _judgement(pid: str, v: Verdict) -> Judgement:
+    applicable = {"not_applicable": False, "abstain": None}.get(v.label, True)
+    return Judgement(pid, applicable, v.decided_by, _VERDICT[v.label], v.reason, (), 2, v.decided_by)
 
 
 def judge_offline(profile: Profile, delivery: Delivery, *, seed: int = 0, turn: int = 0) -> Trace:
-    """Steps 1-4 offline, then the phrased correction when some preference is violated."""
-    view = View(delivery.task, delivery.reply, None if delivery.artifacts is None else dict(delivery.artifacts),
-                tuple(delivery.history))
-    reading, has_content = interpret(view)
+    """Steps 1-4 through the compliance reader, then the phrased correction when a preference is violated.
+
+    When no preference is violated but the reader abstained on some applicable preference, the
+    decision is ``abstain``: no correction is sent, and the trace says the user could not judge
+    (it is never recorded as a judged silence).
+    """
+    ev = evidence_of(delivery)
+    reading, has_content = interpret(ev)
     key = delivery.key()
     if not has_content:
         return Trace(profile.id, key, turn, "offline", reading, (), "silent", "nothing was delivered")
-    judgements, violated = judge_preferences(profile, view)
+    rules = [Rule.from_preference(p) for p in profile.preferences]
+    verdicts = read_many([(r, ev, [o for o in rules if o is not r]) for r in rules])
+    judgements = tuple(_judgement(r.id, v) for r, v in zip(rules, verdicts, strict=True))
+    violated = {r.id: v for r, v in zip(rules, verdicts, strict=True) if v.label == "violation"}
     if not violated:
-        unknown = [j.preference_id for j in judgements if j.verdict == "unknown"]
-        reason = "no applicable preference is violated"
+        unknown = [r.id for r, v in zip(rules, verdicts, strict=True) if v.label == "abstain"]
         if unknown:
-            reason += f"; could not judge {', '.join(unknown)} offline"
-        return Trace(profile.id, key, turn, "offline", reading, tuple(judgements), "silent", reason)
+            return Trace(profile.id, key, turn, "offline", reading, judgements, "abstain",
+                         f"no preference found violated; could not judge {', '.join(unknown)} offline")
+        return Trace(profile.id, key, turn, "offline", reading, judgements, "silent",
+                     "no applicable preference is violated")
     named = tuple(p.id for p in profile.preferences if p.id in violated)
     rng = item_rng(seed, profile.id, key, turn)
     text = phrase([violated[p] for p in named], rng)
-    return Trace(profile.id, key, turn, "offline", reading, tuple(judgements), "correct",
+    return Trace(profile.id, key, turn, "offline", reading, judgements, "correct",
                  f"violated: {', '.join(named)}", named, text)
 
 

@@ -17,6 +17,7 @@ class Judgement:
     evidence: str = ""
     checks: tuple[str, ...] = ()
     step: int = 2
+    decided_by: str = ""  # the compliance reader's deciding stage (check:, scope, kind:, learned, llm:)
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Trace:
     method: str
     interpretation: str
     judgements: tuple[Judgement, ...]
-    decision: str  # "correct" | "silent" | "unknown"
+    decision: str  # "correct" | "silent" | "abstain" (could not judge; nothing sent) | "unknown" (model unusable)
     reason: str
     named: tuple[str, ...] = ()
     feedback: str | None = None
@@ -42,5 +43,5 @@ class Trace:
         """The per-preference judgements as a DataFrame."""
         import pandas as pd
 
-        cols = ["preference_id", "applicable", "applicability", "verdict", "evidence", "step"]
+        cols = ["preference_id", "applicable", "applicability", "verdict", "evidence", "step", "decided_by"]
         return pd.DataFrame([{c: getattr(j, c) for c in cols} for j in self.judgements], columns=cols)

@@ -5,6 +5,18 @@ this module instead of its own tokenizer, stemmer or negation list.
 Modules behind this surface are private (`_tokens.py`, ...); import from `toolkit.text`.
 """
 
+from toolkit.text._context import (  # noqa: F401,E402
+    Clause,
+    ContextRule,
+    Modifier,
+    clauses,
+    context_rules,
+    find_modifiers,
+    modifiers_at,
+    negated,
+    split_rule,
+    word_modifiers,
+)
 from toolkit.text._tokens import *  # noqa: F403
 from toolkit.text._tokens import (  # noqa: F401
     Token,

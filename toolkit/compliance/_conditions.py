@@ -6,9 +6,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from toolkit.simuser import lexicons as lx
 from toolkit import text as tx
-from toolkit.simuser.checks import Check, Finding, View
+from toolkit.compliance import _lexicons as lx
+from toolkit.compliance._checks import Check, Finding, View
 
 #: words that name a kind of file or language, with the file endings and words that show it
 LANGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

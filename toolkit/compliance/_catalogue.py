@@ -1,20 +1,18 @@
-"""The offline simulated-user judge: the four steps of TellOnce App. C.3.2 without a model.
+"""The catalogue stage of the compliance reader: a rule's text compiled to kinds of check, run on a view.
 
-1. interpret the interaction (what was delivered, is there anything to judge);
-2. find the applicable preferences (conditions and exceptions honoured);
-3. decide: run each applicable preference's compiled checks;
-4. look again: preferences ruled out by their conditions are re-read against the whole
-   delivery (reply and workspace), which catches violations the task text did not announce.
+For one rule on one delivery: find whether it applies (conditions and exceptions honoured; a rule
+ruled out by the task is looked at again against the whole delivery, which catches violations the
+task did not announce: TellOnce App. C.3.2 steps 2 and 4), then run its compiled checks (step 3).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from toolkit.profiles import Profile
-from toolkit.simuser import kinds
 from toolkit import text as tx
-from toolkit.simuser.checks import (
+from toolkit.compliance import _kinds as kinds
+from toolkit.compliance._checks import (
     Finding,
     Headings,
     ListFormat,
@@ -24,30 +22,14 @@ from toolkit.simuser.checks import (
     Table,
     View,
 )
-from toolkit.simuser.conditions import condition_holds
-from toolkit.simuser.interpreter import CompiledPreference, compile_preference
-from toolkit.simuser.trace import Judgement
+from toolkit.compliance._conditions import condition_holds
+from toolkit.compliance._interpreter import CompiledPreference, compile_preference
+from toolkit.compliance._types import Rule
 
 #: checks about the shape or parts of a delivered piece; moot while the agent is still asking
 _SHAPE_CHECKS = (Require, RequireTerms, ListFormat, Headings, Table, MaxItems, kinds.Sections, kinds.Bookend,
                  kinds.CallToAction, kinds.CodeLanguages, kinds.Servings, kinds.RanCommands, kinds.TimeCap)
 _ORDER = {"violated": 0, "unknown": 1, "satisfied": 2, "not_applicable": 3}
-
-
-def interpret(view: View) -> tuple[str, bool]:
-    """Step 1: a one-line reading of the delivery, and whether there is anything to judge."""
-    n_words = len(tx.words(view.prose))
-    parts = [f"reply of {n_words} words in {len(view.sentences)} sentences"]
-    if tx.bullet_lines(view.reply):
-        parts.append(f"{len(tx.bullet_lines(view.reply))} list items")
-    if tx.code_blocks(view.reply):
-        parts.append(f"{len(tx.code_blocks(view.reply))} code blocks")
-    if view.artifacts is not None:
-        parts.append(f"{len(view.artifacts)} workspace files")
-    if view.history:
-        parts.append(f"{len(view.history)} earlier turns")
-    has_content = bool(view.reply.strip()) or bool(view.artifacts)
-    return "; ".join(parts), has_content
 
 
 def combine(findings: list[Finding]) -> Finding:
@@ -100,35 +82,42 @@ def holding_reply(view: View) -> bool:
                                         body, re.I)
 
 
-def judge_preferences(profile: Profile, view: View) -> tuple[list[Judgement], dict[str, Finding]]:
-    """Steps 2-4 for every preference of ``profile``; returns judgements and violated findings."""
-    judgements: list[Judgement] = []
-    violated: dict[str, Finding] = {}
-    holding = holding_reply(view)  # once per delivery, not once per preference
-    for pref in profile.preferences:
-        cp = compile_preference(pref)
-        checks = tuple(c.describe() for c in cp.checks)
-        ok, why = applicability(cp, view, wide=False)
-        step = 2
-        if ok is not True and not why.startswith("exception"):
-            ok2, why2 = applicability(cp, view, wide=True)
-            if ok2:
-                ok, why, step = True, f"second look: {why2}", 4
-        if ok is None:
-            judgements.append(Judgement(pref.id, None, why, "unknown", "", checks, step))
-            continue
-        if not ok:
-            judgements.append(Judgement(pref.id, False, why, "not_applicable", "", checks, step))
-            continue
-        findings = [c.evaluate(view) for c in cp.checks]
-        if holding:  # a reply that only checks in first has not delivered the piece these shape
-            findings = [Finding("not_applicable", "the reply checks in before delivering anything", topic=f.topic)
-                        if f.verdict == "violated" and isinstance(c, _SHAPE_CHECKS) else f
-                        for c, f in zip(cp.checks, findings, strict=True)]
-        f = combine(findings)
-        if not cp.judgeable:
-            f = Finding("unknown", f.evidence or "judgement only: no offline check for this preference")
-        judgements.append(Judgement(pref.id, True, why, f.verdict, f.evidence, checks, step))
-        if f.verdict == "violated":
-            violated[pref.id] = f
-    return judgements, violated
+@dataclass(frozen=True)
+class CatalogueReading:
+    """One rule on one delivery as the catalogue reads it (what the cascade and the learned reader use)."""
+
+    applicable: bool | None
+    applicability: str
+    finding: Finding
+    checks: tuple[str, ...]
+    kinds: tuple[str, ...]
+    judgeable: bool
+    step: int
+
+
+def read_catalogue(rule: Rule, view: View, *, holding: bool | None = None) -> CatalogueReading:
+    """Steps 2-4 for one rule: applicability (with a second, wider look), then its compiled checks."""
+    cp = compile_preference(rule)
+    checks = tuple(c.describe() for c in cp.checks)
+    kinds_ = tuple(type(c).__name__ for c in cp.checks)
+    ok, why = applicability(cp, view, wide=False)
+    step = 2
+    if ok is not True and not why.startswith("exception"):
+        ok2, why2 = applicability(cp, view, wide=True)
+        if ok2:
+            ok, why, step = True, f"second look: {why2}", 4
+    if ok is None:
+        return CatalogueReading(None, why, Finding("unknown", why), checks, kinds_, cp.judgeable, step)
+    if not ok:
+        return CatalogueReading(False, why, Finding("not_applicable", why), checks, kinds_, cp.judgeable, step)
+    findings = [c.evaluate(view) for c in cp.checks]
+    if holding is None:
+        holding = holding_reply(view)
+    if holding:  # a reply that only checks in first has not delivered the piece these shape
+        findings = [Finding("not_applicable", "the reply checks in before delivering anything", topic=f.topic)
+                    if f.verdict == "violated" and isinstance(c, _SHAPE_CHECKS) else f
+                    for c, f in zip(cp.checks, findings, strict=True)]
+    f = combine(findings)
+    if not cp.judgeable:
+        f = Finding("unknown", f.evidence or "no catalogue kind recognised in this rule")
+    return CatalogueReading(True, why, f, checks, kinds_, cp.judgeable, step)

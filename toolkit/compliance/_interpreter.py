@@ -15,12 +15,10 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from toolkit.profiles import Check as CheckSpec
-from toolkit.profiles import Preference
-from toolkit.simuser import kinds
-from toolkit.simuser import lexicons as lx
 from toolkit import text as tx
-from toolkit.simuser.checks import (
+from toolkit.compliance import _kinds as kinds
+from toolkit.compliance import _lexicons as lx
+from toolkit.compliance._checks import (
     ActionRule,
     Check,
     Cleanup,
@@ -42,7 +40,8 @@ from toolkit.simuser.checks import (
     Unknown,
     matcher,
 )
-from toolkit.simuser.conditions import SYNONYMS, Conditional
+from toolkit.compliance._conditions import SYNONYMS, Conditional
+from toolkit.compliance._types import Rule
 
 _GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
 _NOISE = frozenset(lx.ADJECTIVE_NOISE | {tx.stem(w) for w in lx.ADJECTIVE_NOISE})
@@ -630,7 +629,7 @@ def _rule_cleanup(body: str, out: list[Check]) -> None:
 
 
 def lx_temp_globs() -> tuple[str, ...]:
-    from toolkit.simuser.checks import TEMP_GLOBS
+    from toolkit.compliance._checks import TEMP_GLOBS
 
     return TEMP_GLOBS
 
@@ -1491,13 +1490,6 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     return tuple(uniq), conds, excs
 
 
-# -- explicit checks ---------------------------------------------------------------------------
-CHECK_TYPES = ("max_words", "max_sentences", "max_lines", "max_chars", "min_words", "forbid_pattern",
-               "require_pattern", "forbid_terms", "require_terms", "no_files", "bullets", "no_bullets",
-               "numbered", "headings", "no_headings", "no_markdown", "json_fields", "no_emoji",
-               "ask_before", "never_do", "always_do", "type_hints", "docstrings", "max_line_length")
-
-
 def _redundant(k: Check, out: list[Check]) -> bool:
     """A code-identifier ban another check already covers (e.g. console.log by the debug-print ban)."""
     if not (isinstance(k, Forbid) and k.where == "code" and re.match(r"[\w.]+$", k.label)):
@@ -1560,50 +1552,6 @@ def _rule_forbid_verbs(body: str) -> list[Check]:
                 out.append(Forbid(label, matcher([" ".join(ws[:3])]),
                                   where="reply", task_override=False, ask=f"don't {verb} {label}"))
     return out
-
-
-def compile_check(spec: CheckSpec) -> Check:
-    """A profile's explicit ``check`` as a compiled check."""
-    t, v = spec.type, spec.value
-    where = {"reply": "reply", "artifacts": "any", "code": "code", None: "reply"}.get(spec.target, "any")
-    if t in ("max_words", "max_sentences", "max_lines", "max_chars"):
-        unit = {"max_words": "words", "max_sentences": "sentences", "max_lines": "lines",
-                "max_chars": "characters"}[t]
-        return MaxCount(unit, int(v))
-    if t == "min_words":
-        return MinCount("words", int(v))
-    if t in ("forbid_pattern", "require_pattern"):
-        pat = spec.pattern or str(v)
-        m = Matcher((), (pat,))
-        return (Forbid(f"pattern {pat}", m, where=where, task_override=False) if t == "forbid_pattern"
-                else Require(f"pattern {pat}", m, where=where))
-    if t in ("forbid_terms", "require_terms"):
-        terms = [str(x) for x in (v if isinstance(v, list) else [v])]
-        m = matcher(terms)
-        return (Forbid(", ".join(terms), m, where=where) if t == "forbid_terms"
-                else Require(", ".join(terms), m, where=where))
-    if t == "no_files":
-        pats = v if isinstance(v, list) else [spec.pattern or v]
-        return Cleanup(globs=tuple(str(p) for p in pats if p))
-    if t in ("bullets", "no_bullets", "numbered"):
-        return ListFormat(numbered=t == "numbered", required=t != "no_bullets")
-    if t in ("headings", "no_headings"):
-        return Headings(required=t == "headings")
-    if t == "no_markdown":
-        return NoMarkdown()
-    if t == "json_fields":
-        return JsonFields(tuple(spec.fields or (v or [])))
-    if t == "no_emoji":
-        return Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern,)), task_override=False)
-    if t in ("ask_before", "never_do", "always_do"):
-        mode = {"ask_before": "ask", "never_do": "forbid", "always_do": "require"}[t]
-        rule = _action(mode, str(v or spec.pattern or ""))
-        return rule or Unknown(reason=f"check {t}: no action recognised in {v!r}")
-    if t in ("type_hints", "docstrings"):
-        return CodeStyle(t)  # type: ignore[arg-type]
-    if t == "max_line_length":
-        return CodeStyle("max_line_length", int(v))
-    return Unknown(reason=f"unsupported check type {t!r}")
 
 
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
@@ -1675,24 +1623,26 @@ def subject_scope(text: str) -> str | None:
     return subj
 
 
-def compile_preference(pref: Preference) -> CompiledPreference:
-    """Compile one preference: its explicit check if it has one, else its text."""
-    return _compile_cached(pref.model_dump_json())
+def compile_preference(rule: Rule) -> CompiledPreference:
+    """Compile one rule: its structured check if it has one, else its text."""
+    return _compile_cached(rule.cache_key())
 
 
 @lru_cache(maxsize=4096)
-def _compile_cached(dumped: str) -> CompiledPreference:
-    pref = Preference.model_validate_json(dumped)
-    checks, conds, excs = compile_text(pref.text)
+def _compile_cached(key: str) -> CompiledPreference:
+    from toolkit.compliance._structured import compile_check
+
+    rule = Rule.from_cache_key(key)
+    checks, conds, excs = compile_text(rule.text)
     source = "text"
-    if pref.check is not None:
-        checks = (compile_check(pref.check),)
+    if rule.check is not None:
+        checks = (compile_check(rule.check),)
         source = "check"
-    subj = subject_scope(pref.text) if source == "text" and not pref.applies_when else None
+    subj = subject_scope(rule.text) if source == "text" and not rule.conditions else None
     if subj and subj not in conds:
         conds = [*conds, subj]
-    applies = tuple(([pref.applies_when] if pref.applies_when else []) + conds)
-    excepts = tuple(([pref.except_when] if pref.except_when else []) + excs)
+    applies = tuple(list(rule.conditions) + conds)
+    excepts = tuple(list(rule.exceptions) + excs)
     for exc in excepts:  # "unless it's the low-sodium or no-salt-added version": those versions are fine
         mv = re.search(r"\b(?:the\s+)?([\w-]+(?:\s+or\s+[\w-]+)*)\s+(?:version|variety|kind|type|option)s?\b", exc, re.I)
         if mv and "-" in mv.group(1):
@@ -1700,8 +1650,8 @@ def _compile_cached(dumped: str) -> CompiledPreference:
             rx = r"\b(?:" + "|".join(re.escape(x).replace(r"\-", r"[- ]") for x in mods) + r")\s*$"
             checks = tuple(replace(c, skip_before=rx) if isinstance(c, Forbid) and not c.skip_before else c
                            for c in checks)
-    main = pref.text.lower()
+    main = rule.text.lower()
     for part in (*[c for c in conds if len(c.split()) > 2], *excs):  # a one-word scope ("Sessions") is the topic itself
         main = main.replace(part.lower(), " ")
     topic = frozenset(tx.stem(w) for w in tx.words(main) if w not in lx.STOPWORDS)
-    return CompiledPreference(pref.id, checks, applies, excepts, source, topic)
+    return CompiledPreference(rule.id, checks, applies, excepts, source, topic)

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolkit import text as tx
-from toolkit.simuser.checks import Check, Finding, Forbid, Matcher, PriceCap, Require, View, matcher
+from toolkit.compliance._checks import (
+    Check,
+    Finding,
+    Forbid,
+    Matcher,
+    PriceCap,
+    Require,
+    View,
+    matcher,
+)
 
 # -- language -----------------------------------------------------------------------------------
 _LANG_WORDS = {
@@ -1808,7 +1817,7 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out[:] = [c for c in out if not (isinstance(c, Forbid) and c.label == "the words you asked me to avoid")]
     # gluten-free diets
     if re.search(r"\bgluten[- ]free\b|\bno gluten\b|\bcoeliac|\bceliac", low):
-        from toolkit.simuser import lexicons as lx
+        from toolkit.compliance import _lexicons as lx
 
         words = tuple(dict.fromkeys(lx.DOMAIN["gluten"] + ("wheat", "barley", "rye", "couscous", "semolina", "bulgur",
                                                            "seitan", "noodles", "tortilla", "croutons", "pastry")))
