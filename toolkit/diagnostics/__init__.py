@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "utility": "toolkit.diagnostics.utility:run",
     "gating": "toolkit.diagnostics.gating:run",
     "drift": "toolkit.diagnostics.drift:run",
+    "checks": "toolkit.diagnostics.checks:run",
+    "selection": "toolkit.diagnostics.selection:run",
 }
 
 

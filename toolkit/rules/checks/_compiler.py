@@ -49,6 +49,7 @@ class Case:
     evidence: EvidenceRecord
     expected: Label
     note: str = ""
+    slot: str = ""  # which requirement of the case set this case fills (revised per slot)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,9 @@ def read_rule(rule: Rule) -> Reading:
     ban = sem.ban_cues.search(body)
     forbid = bool(ban) and len(tx.words(body[: ban.start()])) <= 2
     subject = body[ban.end():].strip(" ,.") if forbid and ban else body.rstrip(" .")
+    swap = sem.replacement.search(body)
+    if swap and not forbid:  # "use X instead of Y" forbids Y
+        forbid, subject = True, swap.group("avoid").strip(" ,.")
     return Reading(body, amb, unobs, pm, targets, "forbid" if forbid else "require", subject)
 
 
@@ -213,9 +217,7 @@ _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper and the 
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
-def _instance(subject: str, round_no: int) -> res.Instance | None:
-    if round_no >= 2:  # a later round renders the subject in the rule's own words instead
-        return None
+def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
     for ins in res.instances().instances:
         if re.search(ins.concept, subject, re.IGNORECASE):
             return ins
@@ -322,31 +324,39 @@ def _semantic_check(rule: Rule, rd: Reading, targets: Sequence[str]) -> Semantic
         conditions=tuple(rule.conditions), exceptions=tuple(rule.exceptions), evidence=stages)
 
 
-def _semantic_cases(spec: SemanticSpec, rule: Rule, round_no: int) -> list[Case]:
-    ins = _instance(spec.subject, round_no)
-    cases: list[Case] = []
+def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
+    """Every case slot with its renderings in order of preference; a revision moves a slot whose
+    case was rejected to its next rendering and keeps the slots that held."""
+    ins = _instance(spec.subject, 1)
+    forbid = spec.polarity == "forbid"
+    slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
-        show_is_violation = spec.polarity == "forbid"
-        cases.append(Case(_render(stage, show_is_violation, spec.subject, ins, task, spec.target), "violation",
-                          f"{stage}: violating"))
-        cases.append(Case(_render(stage, not show_is_violation, spec.subject, ins, task, spec.target), "pass",
-                          f"{stage}: compliant"))
+        for want, show in (("violation", forbid), ("pass", not forbid)):
+            variants = []
+            for inst in ([ins, None] if ins is not None else [None]):
+                variants.append(Case(_render(stage, show, spec.subject, inst, task, spec.target), want,  # type: ignore[arg-type]
+                                     f"{stage}: {'violating' if want == 'violation' else 'compliant'}",
+                                     f"{stage}:{want}"))
+            slots[f"{stage}:{want}"] = variants
     first = spec.stages()[0]
+    na: list[Case] = []
     if rule.scope != "global" or rule.conditions:
         task = _task_for(rule, False, 2)
-        cases.append(Case(_render(first, spec.polarity == "forbid", spec.subject, ins, task, spec.target),
-                          "not_applicable", "outside the rule's scope or condition"))
-    elif rule.exceptions:
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+                       "outside the rule's scope or condition", "na"))
+        na.append(Case(_render(first, not forbid, spec.subject, None, task, spec.target), "not_applicable",
+                       "outside the rule's scope or condition", "na"))
+    if rule.exceptions:
         task = f"{_NEUTRAL_TASKS[1]} Note: {rule.exceptions[0].rstrip('.')}."
-        cases.append(Case(_render(first, spec.polarity == "forbid", spec.subject, ins, task, spec.target),
-                          "not_applicable", "the exception holds"))
-    else:
-        other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
-        if other is not None:
-            cases.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
-                              f"the rule needs no {other} evidence"))
-    return cases[:MAX_CASES]
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+                       "the exception holds", "na"))
+    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
+    if other is not None:
+        na.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
+                       f"the rule needs no {other} evidence", "na"))
+    slots["na"] = na
+    return slots
 
 
 class OfflineCompiler:
@@ -372,26 +382,31 @@ class OfflineCompiler:
             targets = ("reply",)
         if not targets:
             return Proposal("guidance", None, reason="names no action, artifact or reply to check")
-        round_no = len(feedback) + 1
-        # revision: drop stages whose cases were rejected in earlier rounds, keep the rest
-        failed = {st for r in feedback for st in _failed_stages(r)}
         spec = _semantic_check(rule, rd, targets)
-        keep = {s: v for s, v in spec.evidence.items() if s not in failed}
+        fails = _slot_failures(feedback)
+        slots = _semantic_slots(spec, rule)
+        dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
+        keep = {s: v for s, v in spec.evidence.items() if s not in dead_stages}
         if not keep:
             return Proposal("guidance", None, reason="no checking stage held its validation cases")
-        spec = replace(spec, evidence=keep)
-        return Proposal("semantic", spec, tuple(_semantic_cases(spec, rule, round_no)),
-                        reason=f"observable in {', '.join(spec.stages())}")
+        if keep != spec.evidence:
+            spec = replace(spec, evidence=keep)
+            slots = _semantic_slots(spec, rule)
+        if not slots["na"] or fails.get("na", 0) >= len(slots["na"]):
+            return Proposal("guidance", None, reason="no non-applicable case the reviewer agrees with")
+        cases = [v[min(fails.get(k, 0), len(v) - 1)] for k, v in slots.items()]
+        return Proposal("semantic", spec, tuple(cases[:MAX_CASES]), reason=f"observable in {', '.join(spec.stages())}")
 
 
-def _failed_stages(r: Round) -> set[str]:
-    out = set()
-    for i, c in enumerate(r.proposal.cases):
-        rv = r.review.labels[i] if r.review and i < len(r.review.labels) else None
-        ex = r.executed[i].label if i < len(r.executed) else c.expected
-        if (r.review is not None and rv != c.expected) or ex != c.expected:
-            if c.expected != "not_applicable":
-                out.add(c.evidence.stage)
+def _slot_failures(rounds: Sequence[Round]) -> dict[str, int]:
+    """How many rounds rejected each slot's case (by the reviewer or on execution)."""
+    out: dict[str, int] = {}
+    for r in rounds:
+        for i, c in enumerate(r.proposal.cases):
+            rv = r.review.labels[i] if r.review and i < len(r.review.labels) else c.expected
+            ex = r.executed[i].label if i < len(r.executed) else c.expected
+            if rv != c.expected or ex != c.expected:
+                out[c.slot] = out.get(c.slot, 0) + 1
     return out
 
 

@@ -11,6 +11,7 @@ violation of another). The reader's ``abstain`` is ``unknown`` here: never a pas
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -38,6 +39,24 @@ def to_reader_evidence(ev: EvidenceRecord) -> Any:
 
     arts = None if ev.artifacts is None else [Artifact(a.path, a.content, a.deleted) for a in ev.artifacts]
     return Evidence(ev.stage, ev.task, reply=ev.reply, action=ev.action, artifacts=arts)
+
+
+def named_project(text: str) -> str | None:
+    """The project a task names ("in the orbit repo"), if any."""
+    from toolkit.rules.checks._resources import semantic
+
+    m = semantic().project_mention.search(text)
+    return m.group("name") if m else None
+
+
+def scope_stage(rule: Rule, task: str) -> bool | None:
+    """Project scope on the task: False when the task names another project, None when it names none."""
+    if not rule.scope.startswith("project:"):
+        return True
+    want = rule.scope.split(":", 1)[1]
+    if re.search(rf"(?<![\w-]){re.escape(want)}(?![\w-])", task, re.IGNORECASE):
+        return True
+    return False if named_project(task) else None
 
 
 def stage_evidence(check: Check | None, ev: EvidenceRecord) -> EvidenceRecord | None:
@@ -68,6 +87,8 @@ def judge_offline(rule: Rule, check: Check | None, ev: EvidenceRecord,
     if sub is None:
         return Judgment("not_applicable", f"the specification checks nothing at the {ev.stage} stage", (),
                         "specification")
+    if scope_stage(rule, ev.task) is False:
+        return Judgment("not_applicable", f"the task is outside {rule.scope}", (), "scope")
     from toolkit.compliance import read
 
     v = read(to_reader_rule(rule), to_reader_evidence(sub),

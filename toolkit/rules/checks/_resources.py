@@ -55,6 +55,9 @@ class SemanticFile(_Strict):
     unobservable: dict[str, PatternKind]
     ambiguous: dict[str, PatternKind]
     preamble: PatternKind
+    replacement: PatternKind
+    whole_reply: PatternKind
+    project_mention: PatternKind
     ban_cues: PatternKind
 
 
@@ -111,6 +114,9 @@ def all_kinds() -> dict[str, PatternKind]:
         out.update({f"semantic.{section}.{k}": v for k, v in getattr(s, section).items()})
     out["semantic.ban_cues"] = s.ban_cues
     out["semantic.preamble"] = s.preamble
+    out["semantic.replacement"] = s.replacement
+    out["semantic.whole_reply"] = s.whole_reply
+    out["semantic.project_mention"] = s.project_mention
     return out
 
 

@@ -22,6 +22,7 @@ from toolkit.rules.checks._compiler import Case, Proposal, Review, Round
 from toolkit.rules.checks._judge import (
     _evidence_block,
     _rule_block,
+    scope_stage,
     to_reader_evidence,
     to_reader_rule,
 )
@@ -40,7 +41,11 @@ class ReaderReviewer:
 
         crule = to_reader_rule(rule)
         verdicts = read_many([(crule, to_reader_evidence(ev), ()) for ev in evidence])
-        labels = tuple(_MAP[v.label] for v in verdicts)
+        # the proposal says at which stages it checks; a case at any other stage is one the rule
+        # does not reach (the stage checks were validated against the evidence available there)
+        needs = check.needs()
+        labels = tuple("not_applicable" if ev.stage not in needs or scope_stage(rule, ev.task) is False
+                       else _MAP[v.label] for ev, v in zip(evidence, verdicts, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
             extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,

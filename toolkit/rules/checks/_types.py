@@ -215,7 +215,7 @@ class FieldEquals(Check):
         if self.target == "action":
             return {"pre_action": ["action"]}
         if self.target == "artifact":
-            return {"artifact": ["artifacts"], "delivery": ["artifacts"]}
+            return {"artifact": ["artifacts"]}
         return {"delivery": ["reply"]}
 
     def _verdict(self, found: str, where: str, quote: str) -> Judgment:
