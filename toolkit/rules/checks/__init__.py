@@ -10,6 +10,7 @@ Public surface (everything else is in private ``_`` modules):
 - judge: :func:`judge`, :func:`judge_many`;
 - select: :func:`select_rules`, :class:`EmbeddingSelector`, :func:`select_llm`;
 - execution layer: :class:`ExecutionLayer`, :class:`Turn`, :class:`CompiledRule`, :class:`StageReport`;
+- notebook: :func:`compilation_stepper` (a widget stepping a rule through its rounds);
 - records (CLI): :func:`compile_records`, :func:`judge_records`, :func:`select_records`.
 """
 
@@ -61,6 +62,7 @@ from toolkit.rules.checks._types import (
     make_evidence,
     register_check_type,
 )
+from toolkit.rules.checks._widget import compilation_stepper, step_html
 
 __all__ = [
     "AVAILABLE", "CHECK_TYPES", "MAX_REPAIRS", "STAGES", "Case", "Check", "Compilation", "CompiledRule",
@@ -69,4 +71,5 @@ __all__ = [
     "SemanticSpec", "StageReport", "Turn", "auto_check", "candidate_key", "check_from_dict", "compile_records",
     "compile_rule", "compile_rules", "judge", "judge_many", "judge_records", "make_evidence", "read_rule",
     "register_check_type", "review_appeal", "select_llm", "select_records", "select_rules",
+    "compilation_stepper", "step_html",
 ]
