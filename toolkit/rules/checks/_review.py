@@ -10,6 +10,7 @@ and reviewer are separate gateway calls with separate prompts.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ from toolkit.rules.checks._judge import (
     to_reader_evidence,
     to_reader_rule,
 )
-from toolkit.rules.checks._types import Check, SemanticSpec, check_from_dict
+from toolkit.rules.checks._types import Check, FieldEquals, SemanticSpec, check_from_dict
 
 _MAP = {"violation": "violation", "pass": "pass", "not_applicable": "not_applicable", "abstain": None}
 
@@ -46,6 +47,9 @@ class ReaderReviewer:
         needs = check.needs()
         labels = tuple("not_applicable" if ev.stage not in needs or scope_stage(rule, ev.task) is False
                        else _MAP[v.label] for ev, v in zip(evidence, verdicts, strict=True))
+        if isinstance(check, FieldEquals):  # the reader has no literal-equality kind: read the literals
+            labels = tuple(lab if lab is not None else literal_label(rule, ev) for lab, ev in
+                           zip(labels, evidence, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
             extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,
@@ -53,6 +57,29 @@ class ReaderReviewer:
             if extra:
                 faithful, why = False, f"the specification adds words the rule does not have: {sorted(extra)}"
         return Review(faithful, labels, why)  # type: ignore[arg-type]
+
+
+_KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
+_LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
+
+
+def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's own reading of a literal-equality rule: does the evidence set a key the rule
+    names (a word of the rule), and is one of the rule's quoted literals its value?"""
+    from toolkit.rules.checks._types import evidence_text
+
+    text = (ev.reply or "") if ev.stage == "delivery" else evidence_text(ev)
+    if ev.action is not None:
+        text = json.dumps(ev.action)
+    lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)]
+    words = {w.lower() for w in re.findall(r"[\w.\-]+", rule.behavior)}
+    keys = [k for m in _KEY.finditer(text) for k in m.groups() if k and k.lower() in words]
+    if not keys:
+        return "not_applicable"
+    vals = re.findall(rf'"?{re.escape(keys[0])}"?\s*[:=]\s*"?([^",}}\n]*)"?', text)
+    if not vals or not lits:
+        return None
+    return "pass" if vals[0].strip().lower() in lits else "violation"
 
 
 # -- LLM roles ----------------------------------------------------------------------------------
