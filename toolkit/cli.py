@@ -128,6 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--threshold", type=float, default=None, help="change threshold delta")
     _add_model_args(d)
 
+    for verb, helptext, shape in (
+        ("compile", "TellOnce D.3: rule -> programmatic / semantic / guidance / inactive", "{id, rule}"),
+        ("judge", "TellOnce D.3: (rule, evidence) -> pass / violation / not_applicable / unknown",
+         "{id, rule, evidence, check?}"),
+        ("select", "TellOnce D.4: (task, library) -> applicable rules", "{id, task, instruction?, library}"),
+    ):
+        c = sub.add_parser(verb, help=helptext)
+        c.add_argument("input", help=f"input JSONL ({shape})")
+        c.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
+        _add_model_args(c)
+
     v = sub.add_parser("validate", help="validate profiles (YAML) and JSONL inputs")
     v.add_argument("files", nargs="+", help="files to check")
     return p
@@ -251,6 +262,22 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_checks(args: argparse.Namespace) -> int:
+    """``prefmem compile`` / ``judge`` / ``select`` (TellOnce D.3, D.4)."""
+    from toolkit.datasets.jsonl import write_jsonl
+    from toolkit.records import CompileInput, JudgeInput, SelectInput
+    from toolkit.rules.checks import compile_records, judge_records, select_records
+
+    kind, fn = {"compile": (CompileInput, compile_records), "judge": (JudgeInput, judge_records),
+                "select": (SelectInput, select_records)}[args.verb]
+    records = _read(args.input, kind)
+    gw = _gateway(args)
+    out = fn(records, gw.model(args.model))
+    write_jsonl(out, args.output)
+    _ledger(gw)
+    return 0
+
+
 def _parse_sets(items: list[str]) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     for it in items:
@@ -329,6 +356,7 @@ def _ledger(gw) -> None:
 VERBS = {
     "reproduce": cmd_reproduce, "admit": cmd_admit, "resolve": cmd_resolve, "fidelity": cmd_fidelity,
     "meta-analysis": cmd_meta, "drift": cmd_drift, "validate": cmd_validate,
+    "compile": cmd_checks, "judge": cmd_checks, "select": cmd_checks,
 }
 
 

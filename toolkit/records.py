@@ -150,6 +150,88 @@ class DriftOutput(_Strict):
     prompt: str
 
 
+# -- checks and selection (TellOnce B.2, B.3, D.3, D.4) ---------------------------------
+class CompileInput(_Strict):
+    """A learned rule to compile: ``{"id", "rule"}``."""
+
+    id: str = Field(min_length=1)
+    rule: Rule
+
+
+class Validation(_Strict):
+    """How a compiled check was validated: cases generated, cases agreed, revision rounds used."""
+
+    cases: int = Field(ge=0)
+    agreed: int = Field(ge=0)
+    rounds: int = Field(ge=0)
+
+
+class CompileOutput(_Strict):
+    """``{"id", "status", "outcome", "check", "validation"}``; on unknown, outcome and check are null."""
+
+    id: str
+    status: Literal["ok", "unknown"] = "ok"
+    outcome: Literal["programmatic", "semantic", "guidance", "inactive"] | None = None
+    check: dict | None = None
+    validation: Validation | None = None
+    proposed: Literal["programmatic", "semantic"] | None = None  # what the compiler first proposed
+    reason: str | None = None
+
+
+class ArtifactRecord(_Strict):
+    path: str = Field(min_length=1)
+    content: str = ""
+    deleted: bool = False
+
+
+class EvidenceRecord(_Strict):
+    """What a check sees at one stage; ``other_rules`` are the other rules selected for the same reply."""
+
+    stage: Literal["pre_action", "artifact", "delivery"]
+    task: str
+    reply: str | None = None
+    action: dict | None = None
+    artifacts: list[ArtifactRecord] | None = None
+    other_rules: list[Rule | str] | None = None
+
+
+class JudgeInput(_Strict):
+    id: str = Field(min_length=1)
+    rule: Rule
+    evidence: EvidenceRecord
+    check: dict | None = None
+
+
+class JudgeOutput(_Strict):
+    """``judgment`` is "unknown" when the checker could not tell (status unknown: reason/quotes null)."""
+
+    id: str
+    status: Literal["ok", "unknown"] = "ok"
+    judgment: Literal["pass", "violation", "not_applicable", "unknown"]
+    reason: str | None = None
+    quotes: list[str] | None = None
+
+
+class SelectInput(_Strict):
+    id: str = Field(min_length=1)
+    task: str
+    instruction: str | None = None
+    library: list[Rule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_rules(self) -> SelectInput:
+        ids = [r.id for r in self.library]
+        if len(ids) != len(set(ids)):
+            raise ValueError("library rule ids must be unique")
+        return self
+
+
+class SelectOutput(_Strict):
+    id: str
+    status: Literal["ok", "unknown"] = "ok"
+    selected: list[str] | None = None
+
+
 #: record kinds by the keys that identify them (used by ``prefmem validate``)
 RECORD_KINDS: dict[str, type[BaseModel]] = {
     "admission": AdmissionInput,
@@ -160,12 +242,21 @@ RECORD_KINDS: dict[str, type[BaseModel]] = {
     "admission-output": AdmissionOutput,
     "resolution-output": ResolutionOutput,
     "drift-output": DriftOutput,
+    "compile": CompileInput,
+    "judge": JudgeInput,
+    "select": SelectInput,
 }
 
 
 def guess_kind(obj: dict) -> str | None:
     """Which record kind a JSON object looks like, from its keys."""
     keys = set(obj)
+    if {"rule", "evidence"} <= keys:
+        return "judge"
+    if "rule" in keys and "id" in keys:
+        return "compile"
+    if {"task", "library"} <= keys:
+        return "select"
     if {"user", "fact_id"} <= keys:
         return "fact"
     if "annotator" in keys:

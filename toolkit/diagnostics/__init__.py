@@ -22,6 +22,8 @@ REGISTRY: dict[str, str] = {
     "gating": "toolkit.diagnostics.gating:run",
     "drift": "toolkit.diagnostics.drift:run",
     "protocol": "toolkit.diagnostics.protocol:run",
+    "checks": "toolkit.diagnostics.checks:run",
+    "selection": "toolkit.diagnostics.selection:run",
 }
 
 

@@ -1,0 +1,125 @@
+"""Check compilation (TellOnce B.2): outcomes, stages, validation cases, blind review, revisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolkit.records import Rule
+from toolkit.rules.checks import (
+    Case,
+    FieldEquals,
+    OfflineCompiler,
+    Proposal,
+    ReaderReviewer,
+    Review,
+    SemanticSpec,
+    compile_rule,
+    compile_rules,
+    judge,
+    make_evidence,
+    read_rule,
+)
+from toolkit.rules.checks._compiler import MAX_ROUNDS, faithfulness_problems, validate_cases
+from toolkit.rules.checks._resources import all_kinds, example_failures
+
+
+def test_resource_examples_hold():
+    assert example_failures() == []
+    assert all(k.must_match for k in all_kinds().values())
+
+
+@pytest.mark.parametrize("text,outcome", [
+    ("Keep every reply under 120 words.", "programmatic"),
+    ("Answer in JSON with keys verdict and evidence.", "programmatic"),
+    ("Think carefully about edge cases before writing code.", "guidance"),
+    ("Be more proactive.", "guidance"),
+    ("Do it the usual way.", "inactive"),
+    ("Never use emojis in replies.", "semantic"),
+    ("Avoid wildcard imports.", "semantic"),
+])
+def test_offline_outcomes(text, outcome):
+    (c,) = compile_rules([Rule(id="r", behavior=text)])
+    assert c.status == "ok" and c.outcome == outcome, c.reason
+    if outcome in ("programmatic", "semantic"):
+        v = c.validation
+        assert 3 <= v["cases"] <= 9 and v["agreed"] == v["cases"] and 1 <= v["rounds"] <= MAX_ROUNDS
+    else:
+        assert c.check is None
+
+
+def test_programmatic_only_for_plain_global_rules():
+    rd = read_rule(Rule(id="r", behavior="Keep replies under 80 words.", conditions=["when answering questions"]))
+    assert rd.programmatic is not None
+    prop = OfflineCompiler().propose(Rule(id="r", behavior="Keep replies under 80 words.",
+                                          conditions=["when answering questions"]), [])
+    assert prop.outcome == "semantic" and prop.check.conditions == ("when answering questions",)
+
+
+def test_no_check_reads_evidence_that_does_not_exist_yet():
+    bad = SemanticSpec("always", "x", "", "", "forbid", "x", "artifact", evidence={"pre_action": ["artifacts"]})
+    assert any("does not exist yet" in p for p in bad.stage_problems())
+    assert faithfulness_problems(Rule(id="r", behavior="x"), bad)
+    assert FieldEquals("action", "branch", "main").stage_problems() == []
+
+
+def test_case_set_rules():
+    spec = SemanticSpec("always", "x", "", "", "forbid", "x", "reply", evidence={"delivery": ["reply"]})
+    ev = make_evidence("delivery", "t", reply="hi")
+    assert validate_cases([Case(ev, "pass"), Case(ev, "violation")], spec)  # too few, no n/a
+    na = Case(make_evidence("pre_action", "t", action={"command": "ls"}), "not_applicable")
+    assert validate_cases([Case(ev, "pass"), Case(ev, "violation"), na], spec) == []
+
+
+class SpyReviewer:
+    """Records what the reviewer is given and disagrees on every case."""
+
+    name = "spy"
+
+    def __init__(self):
+        self.calls = []
+
+    def review(self, rule, check, evidence):
+        self.calls.append((rule, check, list(evidence)))
+        return Review(True, tuple("pass" for _ in evidence), "")
+
+
+def test_reviewer_is_blind_and_disagreement_rejects_up_to_three_rounds():
+    spy = SpyReviewer()
+    c = compile_rule(Rule(id="r", behavior="Never use emojis in replies."), OfflineCompiler(), spy,
+                     lambda rule, check, ev: judge(rule, check, ev))
+    assert spy.calls and all(not isinstance(e, Case) and not hasattr(e, "expected") for _, _, evs in spy.calls
+                             for e in evs)
+    assert c.outcome == "guidance" and c.check is None and 1 <= len(c.rounds) <= MAX_ROUNDS
+    assert all(r.rejection for r in c.rounds) and c.proposed == "semantic"
+
+
+def test_checker_disagreement_rejects_even_when_reviewer_agrees():
+    class Echo:
+        name = "echo"
+
+        def review(self, rule, check, evidence):
+            return Review(True, tuple(Echo.labels), "")
+
+    class Fixed:
+        name = "fixed"
+
+        def propose(self, rule, feedback):
+            ev = make_evidence("delivery", "t", reply="one two three")
+            cases = (Case(ev, "violation", slot="a"), Case(ev, "pass", slot="b"),
+                     Case(make_evidence("pre_action", "t", action={"c": 1}), "not_applicable", slot="na"))
+            Echo.labels = [c.expected for c in cases]
+            from toolkit.rules.checks import MaxWords
+            return Proposal("programmatic", MaxWords(2), cases)
+
+    c = compile_rule(Rule(id="r", behavior="Replies under 2 words."), Fixed(), Echo(),
+                     lambda rule, check, ev: judge(rule, check, ev))
+    assert c.outcome == "guidance" and len(c.rounds) == MAX_ROUNDS
+    assert "checker disagrees" in c.rounds[-1].rejection
+
+
+def test_reader_reviewer_labels_each_case():
+    spec = SemanticSpec("always", "x", "", "", "forbid", "emojis", "reply", evidence={"delivery": ["reply"]})
+    evs = [make_evidence("delivery", "t", reply="Done 🎉"), make_evidence("delivery", "t", reply="Done."),
+           make_evidence("pre_action", "t", action={"command": "ls"})]
+    rv = ReaderReviewer().review(Rule(id="r", behavior="Never use emojis in replies."), spec, evs)
+    assert rv.labels == ("violation", "pass", "not_applicable")

@@ -1,0 +1,481 @@
+"""Check compilation (TellOnce B.2): rule -> programmatic | semantic | guidance | inactive.
+
+The loop follows B.2: a *compiler* proposes a check and 3-9 validation cases with expected labels
+(compliance, violation, non-applicability; each checking stage gets a compliant and a violating
+case, the set at least one non-applicable case); a *reviewer* that is a different method labels
+the cases blind (it never sees the expected labels) and checks that the proposal keeps the
+rule's scope, conditions and exceptions; the cases are then executed through the real checker
+(:func:`toolkit.rules.checks._judge.judge`). Any disagreement rejects the proposal; the compiler
+revises from the rejection reason for up to three rounds, then the rule stays as guidance when
+its meaning is clear, or inactive.
+
+Offline roles: the compiler reads the rule with the pattern tables in
+``toolkit/resources/checks/*.yaml``; the reviewer is the compliance reader
+(``toolkit.compliance.read``) on the rule's own words; the checker runs programmatic checks
+locally and semantic specifications through the reader. LLM roles go through the gateway with
+separate prompts for compiler and reviewer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from toolkit import text as tx
+from toolkit.records import EvidenceRecord, Rule
+from toolkit.rules.checks import _resources as res
+from toolkit.rules.checks._types import (
+    Check,
+    FieldEquals,
+    JsonFields,
+    Judgment,
+    Label,
+    MaxWords,
+    SemanticSpec,
+    make_evidence,
+)
+
+Outcome = Literal["programmatic", "semantic", "guidance", "inactive"]
+MAX_ROUNDS = 3
+MIN_CASES, MAX_CASES = 3, 9
+
+
+@dataclass(frozen=True)
+class Case:
+    """One validation case: evidence at a stage and the label the compiler expects."""
+
+    evidence: EvidenceRecord
+    expected: Label
+    note: str = ""
+    slot: str = ""  # which requirement of the case set this case fills (revised per slot)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A compiler's proposal: a check and its validation cases (or a decline with a reason)."""
+
+    outcome: Outcome
+    check: Check | None
+    cases: tuple[Case, ...] = ()
+    reason: str = ""
+    clear: bool = True  # when declined or rejected: is the rule's meaning clear (guidance) or not
+    status: Literal["ok", "unknown"] = "ok"  # unknown: the compiler (an LLM) gave no valid answer
+
+
+@dataclass(frozen=True)
+class Review:
+    """The reviewer's blind reading: is the proposal faithful, and its own label per case."""
+
+    faithful: bool
+    labels: tuple[Label | None, ...]
+    reason: str = ""
+
+
+@dataclass
+class Round:
+    """What happened in one validation round (kept for the widget and the diagnostic)."""
+
+    number: int
+    proposal: Proposal
+    review: Review | None = None
+    executed: tuple[Judgment, ...] = ()
+    accepted: bool = False
+    rejection: str = ""
+
+
+@dataclass
+class Compilation:
+    """The result for one rule: outcome, activated check, validation counts and the rounds."""
+
+    rule: Rule
+    outcome: Outcome | None
+    check: Check | None
+    status: Literal["ok", "unknown"] = "ok"
+    reason: str = ""
+    proposed: Literal["programmatic", "semantic"] | None = None
+    rounds: list[Round] = field(default_factory=list)
+
+    @property
+    def validation(self) -> dict[str, int]:
+        last = self.rounds[-1] if self.rounds else None
+        if last is None:
+            return {"cases": 0, "agreed": 0, "rounds": 0}
+        return {"cases": len(last.proposal.cases), "agreed": agreed(last), "rounds": len(self.rounds)}
+
+    def probes(self) -> list[tuple[Label, Label]]:
+        """(expected, executed) for every executed validation case of every round."""
+        return [(c.expected, j.label) for r in self.rounds for c, j in zip(r.proposal.cases, r.executed, strict=False)]
+
+    def to_record(self, rid: str) -> dict[str, Any]:
+        return {"id": rid, "status": self.status, "outcome": self.outcome,
+                "check": self.check.to_dict() if self.check is not None else None,
+                "validation": self.validation if self.status == "ok" else None,
+                "proposed": self.proposed, "reason": self.reason}
+
+
+def agreed(r: Round) -> int:
+    """Cases on which reviewer, checker and the compiler's expected label all agree."""
+    if r.review is None:
+        return 0
+    n = 0
+    for i, c in enumerate(r.proposal.cases):
+        rv = r.review.labels[i] if i < len(r.review.labels) else None
+        ex = r.executed[i].label if i < len(r.executed) else None
+        n += int(rv == c.expected and ex == c.expected)
+    return n
+
+
+class Compiler(Protocol):
+    name: str
+
+    def propose(self, rule: Rule, feedback: Sequence[Round]) -> Proposal: ...
+
+
+class Reviewer(Protocol):
+    name: str
+
+    def review(self, rule: Rule, check: Check, evidence: Sequence[EvidenceRecord]) -> Review: ...
+
+
+Checker = Callable[[Rule, Check, EvidenceRecord], Judgment]
+
+
+# -- the offline compiler: reading a rule with the resource tables ------------------------------
+@dataclass(frozen=True)
+class Reading:
+    """What the offline compiler reads in a rule's behaviour."""
+
+    body: str
+    ambiguous: str | None
+    unobservable: str | None
+    programmatic: tuple[str, dict[str, str]] | None
+    targets: tuple[str, ...]
+    polarity: Literal["forbid", "require"]
+    subject: str
+
+
+def strip_preamble(text: str) -> str:
+    """The behaviour without courtesy and reminder words ("please remember to ...")."""
+    s = text.strip()
+    m = res.semantic().preamble.search(s)
+    if m and m.start() == 0:
+        s = s[m.end():]
+    return s[:1].upper() + s[1:] if s else s
+
+
+def read_rule(rule: Rule) -> Reading:
+    """Read a rule's behaviour: ambiguity, observability, computable form, targets, polarity."""
+    body = strip_preamble(rule.behavior)
+    sem, prog = res.semantic(), res.programmatic()
+    amb = next((k for k, kind in sem.ambiguous.items() if kind.search(body)), None)
+    unobs = next((k for k, kind in sem.unobservable.items() if kind.search(body)), None)
+    pm = None
+    for k, kind in prog.kinds.items():
+        m = kind.search(body)
+        if m:
+            pm = (k, {n: v for n, v in m.groupdict().items() if v})
+            break
+    targets = tuple(t for t, kind in sem.targets.items() if kind.search(body))
+    ban = sem.ban_cues.search(body)
+    forbid = bool(ban) and len(tx.words(body[: ban.start()])) <= 2
+    subject = body[ban.end():].strip(" ,.") if forbid and ban else body.rstrip(" .")
+    swap = sem.replacement.search(body)
+    if swap and not forbid:  # "use X instead of Y" forbids Y
+        forbid, subject = True, swap.group("avoid").strip(" ,.")
+    return Reading(body, amb, unobs, pm, targets, "forbid" if forbid else "require", subject)
+
+
+def _field_target(text: str) -> str:
+    for t, pats in res.programmatic().targets_for_fields.items():
+        if any(re.search(p, text, re.IGNORECASE) for p in pats):
+            return t
+    return "reply"
+
+
+def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check | None:
+    if kind == "max_words":
+        return MaxWords(value=int(params["value"]))
+    if kind == "json_fields":
+        raw = params.get("fields", "")
+        names = [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
+        names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() not in ("the", "a")]
+        return JsonFields(fields=tuple(dict.fromkeys(names))) if names else None
+    if kind == "field_equals":
+        return FieldEquals(target=_field_target(body), field=params["field"].strip().replace(" ", "_"),
+                           value=params["value"].strip())
+    return None
+
+
+_NEUTRAL_TASKS = (
+    "Fix the off-by-one error in the pagination helper.",
+    "Rename the variable tmp to total in the report module.",
+    "Update the copyright year in the footer template.",
+)
+_NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper and the tests pass."
+_NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
+
+
+def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
+    for ins in res.instances().instances:
+        if re.search(ins.concept, subject, re.IGNORECASE):
+            return ins
+    return None
+
+
+def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
+    """A task that meets (or, for a non-applicable case, misses) the rule's scope and condition."""
+    base = _NEUTRAL_TASKS[salt % len(_NEUTRAL_TASKS)]
+    if applicable:
+        parts = []
+        if rule.scope.startswith("project:"):
+            parts.append(f"In the {rule.scope.split(':', 1)[1]} project:")
+        if rule.conditions:
+            cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", rule.conditions[0].strip().rstrip("."), flags=re.I)
+            parts.append(f"This task involves {cond}.")
+        return " ".join(parts + [base])
+    if rule.scope.startswith("project:"):
+        return f"In the unrelated-sandbox project: {base}"
+    return base
+
+
+def _render(stage: str, show: bool, subject: str, ins: res.Instance | None, task: str,
+            target: str = "reply") -> EvidenceRecord:
+    """Evidence at ``stage`` that shows the subject (``show``) or does not."""
+    said = f"As requested, I made sure to {subject[:1].lower() + subject[1:]}."
+    if stage == "delivery" and target == "artifact":
+        art = _render("artifact", show, subject, ins, task)
+        return make_evidence("delivery", task, reply=_NEUTRAL_REPLY,
+                             artifacts={a.path: a.content for a in art.artifacts or []})
+    if stage == "pre_action":
+        if ins is not None and ins.where == "action":
+            cmd = ins.example if show else (ins.plain or "git status")
+        else:
+            cmd = f"echo '{subject}'" if show else "git status"
+        return make_evidence("pre_action", task, action={"tool": "shell", "command": cmd})
+    if stage == "artifact":
+        if ins is not None and ins.where == "code":
+            body = ins.example if show else (ins.plain or _NEUTRAL_CODE)
+            return make_evidence("artifact", task, artifacts={"src/helpers.py": body})
+        body = f"# Notes\n\n{said}\n" if show else "# Notes\n\nPagination fixed.\n"
+        return make_evidence("artifact", task, artifacts={"NOTES.md": body})
+    if ins is not None and ins.where == "reply":
+        reply = ins.example if show else (ins.plain or _NEUTRAL_REPLY)
+    elif ins is not None and ins.where == "code":
+        reply = (f"Done. The helper now reads:\n\n```python\n{ins.example if show else (ins.plain or _NEUTRAL_CODE)}```")
+    else:
+        reply = said if show else _NEUTRAL_REPLY
+    return make_evidence("delivery", task, reply=reply)
+
+
+def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
+    task = _NEUTRAL_TASKS[0]
+    na = Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "git status"}),
+              "not_applicable", "no reply or artifact at this stage")
+    if isinstance(chk, MaxWords):
+        ok = " ".join(["word"] * max(1, chk.value - 10))
+        bad = " ".join(["word"] * (chk.value + 15))
+        return [Case(make_evidence("delivery", task, reply=f"Done: {ok}."), "pass", "under the limit"),
+                Case(make_evidence("delivery", task, reply=f"Done: {bad}."), "violation", "over the limit"), na]
+    if isinstance(chk, JsonFields):
+        full = "{" + ", ".join(f'"{f}": "x"' for f in chk.fields) + "}"
+        part = "{" + ", ".join(f'"{f}": "x"' for f in chk.fields[:-1]) + "}"
+        return [Case(make_evidence("delivery", task, reply=full), "pass", "all fields"),
+                Case(make_evidence("delivery", task, reply=part), "violation", "a field missing"),
+                Case(make_evidence("delivery", task, reply="The pagination helper is fixed."), "violation",
+                     "not JSON"), na]
+    if isinstance(chk, FieldEquals):
+        other = "something-else"
+        if chk.target == "action":
+            mk = lambda v: make_evidence("pre_action", task, action={"tool": "shell", chk.field: v})  # noqa: E731
+            na2 = Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"}),
+                       "not_applicable", "the action has no such field")
+        elif chk.target == "artifact":
+            mk = lambda v: make_evidence("artifact", task, artifacts={"config.json": f'{{"{chk.field}": "{v}"}}'})  # noqa: E731
+            na2 = Case(make_evidence("artifact", task, artifacts={"README.md": "# Project\n"}), "not_applicable",
+                       "no artifact sets the field")
+        else:
+            mk = lambda v: make_evidence("delivery", task, reply=f'{{"{chk.field}": "{v}"}}')  # noqa: E731
+            na2 = na
+        return [Case(mk(chk.value), "pass", "the literal"), Case(mk(other), "violation", "another value"), na2]
+    return []
+
+
+def _semantic_check(rule: Rule, rd: Reading, targets: Sequence[str]) -> SemanticSpec:
+    target = "action" if targets == ("action",) else ("artifact" if "artifact" in targets else
+                                                        ("reply" if "reply" in targets else targets[0]))
+    stages: dict[str, list[str]] = {}
+    for t in targets:
+        for st in res.semantic().targets[t].stages:
+            need = {"action": "action", "artifact": "artifacts", "reply": "reply"}[t]
+            stages.setdefault(st, [])
+            if need not in stages[st] and (st != "delivery" or need != "action"):
+                stages[st].append(need)
+    stages = {s: v for s, v in stages.items() if v}
+    cond = " and ".join(rule.conditions) or "always"
+    when = cond if rule.scope == "global" else f"{cond}, in project {rule.scope.split(':', 1)[-1]}"
+    verb = "must not" if rd.polarity == "forbid" else "must"
+    return SemanticSpec(
+        applies_when=when, required=f"the agent {verb}: {rd.subject}",
+        compliance=f"the evidence {'shows no' if rd.polarity == 'forbid' else 'shows'} {rd.subject}",
+        violation=f"the evidence {'shows' if rd.polarity == 'forbid' else 'lacks'} {rd.subject}",
+        polarity=rd.polarity, subject=rd.subject, target=target, scope=rule.scope,
+        conditions=tuple(rule.conditions), exceptions=tuple(rule.exceptions), evidence=stages)
+
+
+def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
+    """Every case slot with its renderings in order of preference; a revision moves a slot whose
+    case was rejected to its next rendering and keeps the slots that held."""
+    ins = _instance(spec.subject, 1)
+    forbid = spec.polarity == "forbid"
+    slots: dict[str, list[Case]] = {}
+    for i, stage in enumerate(spec.stages()):
+        task = _task_for(rule, True, i)
+        for want, show in (("violation", forbid), ("pass", not forbid)):
+            variants = []
+            for inst in ([ins, None] if ins is not None else [None]):
+                variants.append(Case(_render(stage, show, spec.subject, inst, task, spec.target), want,  # type: ignore[arg-type]
+                                     f"{stage}: {'violating' if want == 'violation' else 'compliant'}",
+                                     f"{stage}:{want}"))
+            slots[f"{stage}:{want}"] = variants
+    first = spec.stages()[0]
+    na: list[Case] = []
+    if rule.scope != "global" or rule.conditions:
+        task = _task_for(rule, False, 2)
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+                       "outside the rule's scope or condition", "na"))
+        na.append(Case(_render(first, not forbid, spec.subject, None, task, spec.target), "not_applicable",
+                       "outside the rule's scope or condition", "na"))
+    if rule.exceptions:
+        task = f"{_NEUTRAL_TASKS[1]} Note: {rule.exceptions[0].rstrip('.')}."
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+                       "the exception holds", "na"))
+    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
+    if other is not None:
+        na.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
+                       f"the rule needs no {other} evidence", "na"))
+    slots["na"] = na
+    return slots
+
+
+class OfflineCompiler:
+    """Proposes checks from the resource tables; revises by rendering cases differently or
+    narrowing the checked stages to those whose cases held."""
+
+    name = "resource-patterns"
+
+    def propose(self, rule: Rule, feedback: Sequence[Round]) -> Proposal:
+        rd = read_rule(rule)
+        if rd.ambiguous:
+            return Proposal("inactive", None, reason=f"ambiguous ({rd.ambiguous})", clear=False)
+        plain = rule.scope == "global" and not rule.conditions and not rule.exceptions
+        if rd.programmatic and plain:
+            chk = _programmatic_check(*rd.programmatic, rd.body)
+            if chk is not None:
+                return Proposal("programmatic", chk, tuple(_programmatic_cases(chk, rule)),
+                                reason=f"directly computable ({rd.programmatic[0]})")
+        if rd.unobservable:
+            return Proposal("guidance", None, reason=f"not observable ({rd.unobservable})")
+        targets = rd.targets
+        if rd.programmatic and not targets:
+            targets = ("reply",)
+        if not targets:
+            return Proposal("guidance", None, reason="names no action, artifact or reply to check")
+        spec = _semantic_check(rule, rd, targets)
+        fails = _slot_failures(feedback)
+        slots = _semantic_slots(spec, rule)
+        dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
+        keep = {s: v for s, v in spec.evidence.items() if s not in dead_stages}
+        if not keep:
+            return Proposal("guidance", None, reason="no checking stage held its validation cases")
+        if keep != spec.evidence:
+            spec = replace(spec, evidence=keep)
+            slots = _semantic_slots(spec, rule)
+        if not slots["na"] or fails.get("na", 0) >= len(slots["na"]):
+            return Proposal("guidance", None, reason="no non-applicable case the reviewer agrees with")
+        cases = [v[min(fails.get(k, 0), len(v) - 1)] for k, v in slots.items()]
+        return Proposal("semantic", spec, tuple(cases[:MAX_CASES]), reason=f"observable in {', '.join(spec.stages())}")
+
+
+def _slot_failures(rounds: Sequence[Round]) -> dict[str, int]:
+    """How many rounds rejected each slot's case (by the reviewer or on execution)."""
+    out: dict[str, int] = {}
+    for r in rounds:
+        for i, c in enumerate(r.proposal.cases):
+            rv = r.review.labels[i] if r.review and i < len(r.review.labels) else c.expected
+            ex = r.executed[i].label if i < len(r.executed) else c.expected
+            if rv != c.expected or ex != c.expected:
+                out[c.slot] = out.get(c.slot, 0) + 1
+    return out
+
+
+# -- the loop -------------------------------------------------------------------------------------
+def faithfulness_problems(rule: Rule, check: Check) -> list[str]:
+    """Structural faithfulness: scope, conditions and exceptions kept; no stage reads the future."""
+    problems = list(check.stage_problems())
+    if isinstance(check, SemanticSpec):
+        if check.scope != rule.scope:
+            problems.append("the specification changes the rule's scope")
+        if tuple(check.conditions) != tuple(rule.conditions) or tuple(check.exceptions) != tuple(rule.exceptions):
+            problems.append("the specification drops or changes a condition or exception")
+    elif check.programmatic and (rule.scope != "global" or rule.conditions or rule.exceptions):
+        problems.append("a programmatic check cannot keep a scope, condition or exception")
+    return problems
+
+
+def validate_cases(cases: Sequence[Case], check: Check) -> list[str]:
+    """B.2's coverage rule: 3-9 cases; each stage compliant and violating; one non-applicable."""
+    problems = []
+    if not MIN_CASES <= len(cases) <= MAX_CASES:
+        problems.append(f"{len(cases)} validation cases (need {MIN_CASES}-{MAX_CASES})")
+    for st in check.stages():
+        got = {c.expected for c in cases if c.evidence.stage == st}
+        if not {"pass", "violation"} <= got:
+            problems.append(f"stage {st} lacks a compliant or a violating case")
+    if not any(c.expected == "not_applicable" for c in cases):
+        problems.append("no non-applicable case")
+    return problems
+
+
+def compile_rule(rule: Rule, compiler: Compiler, reviewer: Reviewer, checker: Checker,
+                 *, max_rounds: int = MAX_ROUNDS) -> Compilation:
+    """Run B.2's propose -> review (blind) -> execute loop for one rule."""
+    rounds: list[Round] = []
+    proposed = None
+    for n in range(1, max_rounds + 1):
+        prop = compiler.propose(rule, rounds)
+        if prop.status == "unknown":
+            return Compilation(rule, None, None, status="unknown", reason=prop.reason, rounds=rounds)
+        if prop.check is None:
+            outcome: Outcome = prop.outcome if not rounds else ("guidance" if prop.clear else "inactive")
+            return Compilation(rule, outcome, None, reason=prop.reason, proposed=proposed, rounds=rounds)
+        proposed = proposed or prop.outcome  # type: ignore[assignment]
+        rnd = Round(n, prop)
+        rounds.append(rnd)
+        problems = faithfulness_problems(rule, prop.check) + validate_cases(prop.cases, prop.check)
+        if problems:
+            rnd.rejection = "; ".join(problems)
+            continue
+        rnd.review = reviewer.review(rule, prop.check, [c.evidence for c in prop.cases])
+        rnd.executed = tuple(checker(rule, prop.check, c.evidence) for c in prop.cases)
+        if not rnd.review.faithful:
+            rnd.rejection = f"reviewer: not faithful ({rnd.review.reason})"
+            continue
+        off = [i for i, c in enumerate(prop.cases) if rnd.review.labels[i] != c.expected]
+        if off:
+            rnd.rejection = "reviewer disagrees on case(s) " + ", ".join(
+                f"{i + 1} ({prop.cases[i].note}: expected {prop.cases[i].expected}, "
+                f"reviewer {rnd.review.labels[i] or 'cannot tell'})" for i in off)
+            continue
+        bad = [i for i, c in enumerate(prop.cases) if rnd.executed[i].label != c.expected]
+        if bad:
+            rnd.rejection = "checker disagrees on case(s) " + ", ".join(
+                f"{i + 1} (expected {prop.cases[i].expected}, got {rnd.executed[i].label})" for i in bad)
+            continue
+        rnd.accepted = True
+        return Compilation(rule, prop.outcome, prop.check, reason=prop.reason, proposed=proposed, rounds=rounds)
+    fallback: Outcome = "guidance" if (not rounds or rounds[-1].proposal.clear) else "inactive"
+    why = rounds[-1].rejection if rounds else "no proposal"
+    return Compilation(rule, fallback, None, reason=f"no validated check after {len(rounds)} round(s): {why}",
+                       proposed=proposed, rounds=rounds)

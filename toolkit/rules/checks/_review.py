@@ -1,0 +1,171 @@
+"""Reviewers and the LLM compiler (TellOnce B.2).
+
+The reviewer gets the rule, the proposed check and the cases' evidence, never the compiler's
+expected labels or rationale, and labels every case itself. It must be a different method from the
+compiler: offline the compiler reads resource patterns, while the reviewer is the compliance reader
+(``toolkit.compliance.read``) on the rule's own words and the full evidence. With a model, compiler
+and reviewer are separate gateway calls with separate prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit import text as tx
+from toolkit.llm import ChatModel, StructuredRequest, load_prompt
+from toolkit.records import EvidenceRecord, Rule
+from toolkit.rules.checks._compiler import Case, Proposal, Review, Round
+from toolkit.rules.checks._judge import (
+    _evidence_block,
+    _rule_block,
+    scope_stage,
+    to_reader_evidence,
+    to_reader_rule,
+)
+from toolkit.rules.checks._types import Check, FieldEquals, SemanticSpec, check_from_dict
+
+_MAP = {"violation": "violation", "pass": "pass", "not_applicable": "not_applicable", "abstain": None}
+
+
+class ReaderReviewer:
+    """Offline reviewer: the compliance reader labels each case on the rule's own words."""
+
+    name = "compliance-reader"
+
+    def review(self, rule: Rule, check: Check, evidence: Sequence[EvidenceRecord]) -> Review:
+        from toolkit.compliance import read_many
+
+        crule = to_reader_rule(rule)
+        verdicts = read_many([(crule, to_reader_evidence(ev), ()) for ev in evidence])
+        # the proposal says at which stages it checks; a case at any other stage is one the rule
+        # does not reach (the stage checks were validated against the evidence available there)
+        needs = check.needs()
+        labels = tuple("not_applicable" if ev.stage not in needs or scope_stage(rule, ev.task) is False
+                       else _MAP[v.label] for ev, v in zip(evidence, verdicts, strict=True))
+        if isinstance(check, FieldEquals):  # the reader has no literal-equality kind: read the literals
+            labels = tuple(lab if lab is not None else literal_label(rule, ev) for lab, ev in
+                           zip(labels, evidence, strict=True))
+        faithful, why = True, ""
+        if isinstance(check, SemanticSpec):
+            extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,
+                                                                                  *rule.exceptions])))
+            if extra:
+                faithful, why = False, f"the specification adds words the rule does not have: {sorted(extra)}"
+        return Review(faithful, labels, why)  # type: ignore[arg-type]
+
+
+_KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
+_LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
+
+
+def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's own reading of a literal-equality rule: does the evidence set a key the rule
+    names (a word of the rule), and is one of the rule's quoted literals its value?"""
+    from toolkit.rules.checks._types import evidence_text
+
+    text = (ev.reply or "") if ev.stage == "delivery" else evidence_text(ev)
+    if ev.action is not None:
+        text = json.dumps(ev.action)
+    lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)]
+    words = {w.lower() for w in re.findall(r"[\w.\-]+", rule.behavior)}
+    keys = [k for m in _KEY.finditer(text) for k in m.groups() if k and k.lower() in words]
+    if not keys:
+        return "not_applicable"
+    vals = re.findall(rf'"?{re.escape(keys[0])}"?\s*[:=]\s*"?([^",}}\n]*)"?', text)
+    if not vals or not lits:
+        return None
+    return "pass" if vals[0].strip().lower() in lits else "violation"
+
+
+# -- LLM roles ----------------------------------------------------------------------------------
+class LLMCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    stage: Literal["pre_action", "artifact", "delivery"]
+    task: str
+    reply: str | None = None
+    action: dict | None = None
+    artifacts: dict[str, str] | None = None
+    expected: Literal["pass", "violation", "not_applicable"]
+
+
+class LLMProposal(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Literal["programmatic", "semantic", "guidance", "inactive"]
+    check: dict | None = None
+    cases: list[LLMCase] = Field(default_factory=list)
+    reason: str = ""
+
+
+class LLMReview(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    faithful: bool
+    clear: bool = True
+    labels: list[Literal["pass", "violation", "not_applicable", "unknown"]]
+    reason: str = ""
+
+
+def _feedback(rounds: Sequence[Round]) -> str:
+    return "\n".join(f"round {r.number}: {r.rejection}" for r in rounds if r.rejection) or "(first proposal)"
+
+
+class LLMCompiler:
+    """Compiler through the gateway: outcome, check and validation cases in one structured answer."""
+
+    name = "llm-compiler"
+
+    def __init__(self, model: ChatModel):
+        self.model = model
+
+    def propose(self, rule: Rule, feedback: Sequence[Round]) -> Proposal:
+        prompt = load_prompt("checks_compile")
+        user = prompt.render_user(rule=_rule_block(rule), feedback=_feedback(feedback))
+        oc = self.model.call(StructuredRequest(
+            messages=({"role": "system", "content": prompt.system}, {"role": "user", "content": user}),
+            schema=LLMProposal, role="checks_compile", prompt_version=prompt.version, id=rule.id))
+        if not oc.ok or oc.value is None:
+            return Proposal("inactive", None, reason=f"no valid answer ({oc.error or 'malformed'})", status="unknown")
+        ans: LLMProposal = oc.value
+        if ans.outcome in ("guidance", "inactive") or ans.check is None:
+            out = ans.outcome if ans.outcome in ("guidance", "inactive") else "guidance"
+            return Proposal(out, None, reason=ans.reason, clear=out == "guidance")  # type: ignore[arg-type]
+        try:
+            chk = check_from_dict(ans.check)
+        except (TypeError, ValueError) as exc:
+            return Proposal("guidance", None, reason=f"unusable check ({exc})")
+        cases = []
+        for c in ans.cases:
+            arts = None if c.artifacts is None else [{"path": p, "content": t, "deleted": False}
+                                                      for p, t in c.artifacts.items()]
+            ev = EvidenceRecord(stage=c.stage, task=c.task, reply=c.reply, action=c.action, artifacts=arts)
+            cases.append(Case(ev, c.expected, f"{c.stage}: {c.expected}"))
+        return Proposal(ans.outcome, chk, tuple(cases), reason=ans.reason)
+
+
+class LLMReviewer:
+    """Reviewer through the gateway (its own prompt): faithful? clear? and a blind label per case."""
+
+    name = "llm-reviewer"
+
+    def __init__(self, model: ChatModel):
+        self.model = model
+
+    def review(self, rule: Rule, check: Check, evidence: Sequence[EvidenceRecord]) -> Review:
+        prompt = load_prompt("checks_review")
+        cases = "\n".join(f"case {i + 1}: {_evidence_block(ev)}" for i, ev in enumerate(evidence))
+        user = prompt.render_user(rule=_rule_block(rule), check=json.dumps(check.to_dict(), ensure_ascii=False),
+                                  cases=cases, n=len(evidence))
+        oc = self.model.call(StructuredRequest(
+            messages=({"role": "system", "content": prompt.system}, {"role": "user", "content": user}),
+            schema=LLMReview, role="checks_review", prompt_version=prompt.version, id=rule.id))
+        if not oc.ok or oc.value is None or len(oc.value.labels) != len(evidence):
+            return Review(False, tuple(None for _ in evidence), "no valid review")
+        labels: Any = tuple(None if x == "unknown" else x for x in oc.value.labels)
+        return Review(oc.value.faithful and oc.value.clear, labels, oc.value.reason)

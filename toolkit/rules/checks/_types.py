@@ -1,0 +1,330 @@
+"""Check types (TellOnce B.2), registered by name, and the judgment they produce.
+
+Programmatic types run locally without a model call:
+
+- ``max_words``: an explicit word limit on the reply (delivery stage);
+- ``json_fields``: a JSON reply that must carry named fields (delivery stage);
+- ``field_equals``: a field of an action, artifact or reply equal to a literal.
+
+``semantic`` is a specification (when the rule applies, what is required, what counts as
+compliance and violation, which evidence each stage needs) judged by the compliance reader or an
+LLM (:mod:`toolkit.rules.checks._judge`). Every type declares the evidence it needs per stage; a
+check never needs evidence that does not exist yet at its stage (:data:`AVAILABLE`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
+
+from toolkit import text as tx
+from toolkit.records import ArtifactRecord, EvidenceRecord
+
+Stage = Literal["pre_action", "artifact", "delivery"]
+Label = Literal["pass", "violation", "not_applicable", "unknown"]
+STAGES: tuple[Stage, ...] = ("pre_action", "artifact", "delivery")
+LABELS: tuple[Label, ...] = ("pass", "violation", "not_applicable", "unknown")
+
+#: the evidence that exists at each checking stage (B.3): a pre-action check cannot read an
+#: artifact that only exists after the action runs, nor a reply that is not written yet
+AVAILABLE: dict[str, frozenset[str]] = {
+    "pre_action": frozenset({"task", "action"}),
+    "artifact": frozenset({"task", "action", "artifacts"}),
+    "delivery": frozenset({"task", "reply", "artifacts"}),
+}
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A checker's answer for one rule on one piece of evidence, with verbatim quotes."""
+
+    label: Label
+    reason: str
+    quotes: tuple[str, ...] = ()
+    decided_by: str = ""
+
+    @property
+    def blocking(self) -> bool:
+        return self.label == "violation"
+
+
+def evidence_text(ev: EvidenceRecord) -> str:
+    """All text in the evidence (task, action, artifacts, reply): where quotes must come from."""
+    parts = [ev.task or ""]
+    if ev.action:
+        parts.append(json.dumps(ev.action, sort_keys=True, ensure_ascii=False))
+    parts += [f"{a.path}\n{a.content}" for a in ev.artifacts or []]
+    parts.append(ev.reply or "")
+    return "\n".join(parts)
+
+
+def verbatim(quotes: Sequence[str], ev: EvidenceRecord) -> tuple[str, ...]:
+    """Keep only quotes that occur character for character in the evidence."""
+    hay = evidence_text(ev)
+    return tuple(dict.fromkeys(q for q in quotes if q and q.strip() and q in hay))
+
+
+class Check:
+    """Base of every check type: a name, the stages it runs at, the evidence each stage needs."""
+
+    type: ClassVar[str] = ""
+    programmatic: ClassVar[bool] = True
+
+    def stages(self) -> tuple[Stage, ...]:
+        return tuple(s for s in STAGES if s in self.needs())
+
+    def needs(self) -> dict[str, list[str]]:  # stage -> evidence keys
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}  # type: ignore[call-overload]
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        raise NotImplementedError
+
+    def stage_problems(self) -> list[str]:
+        """Evidence a stage would need before it exists (empty for a well-formed check)."""
+        return [f"stage {s} needs {k}, which does not exist yet at that stage"
+                for s, keys in self.needs().items() for k in keys if k not in AVAILABLE.get(s, ())]
+
+
+def _na(stage: str, what: str) -> Judgment:
+    return Judgment("not_applicable", f"no {what} at the {stage} stage", (), "programmatic")
+
+
+@dataclass(frozen=True)
+class MaxWords(Check):
+    """An explicit word limit on the reply's prose (code blocks are not words of the reply)."""
+
+    value: int
+    type: ClassVar[str] = "max_words"
+
+    def needs(self) -> dict[str, list[str]]:
+        return {"delivery": ["reply"]}
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if ev.stage != "delivery":
+            return _na(ev.stage, "reply")
+        if ev.reply is None:
+            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        n = tx.prose_word_count(ev.reply)
+        first = " ".join(ev.reply.split()[:8])
+        quote = first if first in ev.reply else ""
+        if n > self.value:
+            return Judgment("violation", f"reply has {n} words, limit {self.value}", (quote,) if quote else (),
+                            "programmatic")
+        return Judgment("pass", f"reply has {n} words, limit {self.value}", (), "programmatic")
+
+
+def json_objects(reply: str) -> list[dict]:
+    """JSON objects in a reply: the whole reply, fenced blocks, or the outermost braces."""
+    cands = [reply.strip()] + [b.strip() for b in tx.code_blocks(reply)]
+    i, j = reply.find("{"), reply.rfind("}")
+    if 0 <= i < j:
+        cands.append(reply[i:j + 1])
+    out = []
+    for c in cands:
+        c = re.sub(r"^json\s*\n", "", c)
+        try:
+            obj = json.loads(c)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+@dataclass(frozen=True)
+class JsonFields(Check):
+    """The reply is a JSON object carrying every named field."""
+
+    fields: tuple[str, ...]
+    type: ClassVar[str] = "json_fields"
+
+    def needs(self) -> dict[str, list[str]]:
+        return {"delivery": ["reply"]}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "fields": list(self.fields)}
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if ev.stage != "delivery":
+            return _na(ev.stage, "reply")
+        if ev.reply is None:
+            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        objs = json_objects(ev.reply)
+        if not objs:
+            q = ev.reply.strip()[:60]
+            return Judgment("violation", "the reply is not a JSON object", (q,) if q else (), "programmatic")
+        missing = [f for f in self.fields if f not in objs[0]]
+        if missing:
+            return Judgment("violation", f"JSON reply lacks field(s) {', '.join(missing)}", (), "programmatic")
+        return Judgment("pass", f"JSON reply has {', '.join(self.fields)}", (), "programmatic")
+
+
+def _dig(obj: Any, dotted: str) -> Any:
+    cur = obj
+    for part in dotted.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return _MISSING
+    return cur
+
+
+_MISSING = object()
+
+
+def _find_field(obj: Any, name: str) -> Any:
+    """A field by dotted path, or anywhere in nested dicts (tool arguments are often nested)."""
+    v = _dig(obj, name)
+    if v is not _MISSING:
+        return v
+    if isinstance(obj, dict):
+        for sub in obj.values():
+            if isinstance(sub, dict):
+                v = _find_field(sub, name)
+                if v is not _MISSING:
+                    return v
+    return _MISSING
+
+
+def _field_in_text(content: str, name: str) -> tuple[str, str] | None:
+    """``name = value`` / ``name: value`` / ``"name": "value"`` in a file: (value, matched text)."""
+    key = re.escape(name.split(".")[-1])
+    for rx in (rf'"{key}"\s*:\s*"?(?P<v>[^",\n}}]*)"?', rf"^\s*{key}\s*[:=]\s*[\"']?(?P<v>[^\"'\n#]*)[\"']?"):
+        m = re.search(rx, content, re.MULTILINE | re.IGNORECASE)
+        if m:
+            return m.group("v").strip(), m.group(0).strip()
+    return None
+
+
+@dataclass(frozen=True)
+class FieldEquals(Check):
+    """A field of an action, artifact or reply must equal a literal."""
+
+    target: Literal["action", "artifact", "reply"]
+    field: str
+    value: str
+    type: ClassVar[str] = "field_equals"
+
+    def needs(self) -> dict[str, list[str]]:
+        if self.target == "action":
+            return {"pre_action": ["action"]}
+        if self.target == "artifact":
+            return {"artifact": ["artifacts"]}
+        return {"delivery": ["reply"]}
+
+    def _verdict(self, found: str, where: str, quote: str) -> Judgment:
+        ok = found.strip().strip("'\"").lower() == self.value.strip().lower()
+        label: Label = "pass" if ok else "violation"
+        return Judgment(label, f"{where} {self.field} is {found!r}, required {self.value!r}",
+                        (quote,) if quote else (), "programmatic")
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if ev.stage not in self.needs():
+            return _na(ev.stage, self.target)
+        if self.target == "action":
+            if ev.action is None:
+                return Judgment("unknown", "the pre-action evidence carries no action", (), "programmatic")
+            v = _find_field(ev.action, self.field)
+            if v is _MISSING:
+                return Judgment("not_applicable", f"the action has no {self.field}", (), "programmatic")
+            return self._verdict(str(v), "action", "")
+        if self.target == "artifact":
+            arts = [a for a in ev.artifacts or [] if not a.deleted]
+            if ev.artifacts is None:
+                return Judgment("unknown", "no artifacts in the evidence", (), "programmatic")
+            for a in arts:
+                hit = _field_in_text(a.content, self.field)
+                if hit:
+                    return self._verdict(hit[0], a.path, hit[1])
+            return Judgment("not_applicable", f"no artifact sets {self.field}", (), "programmatic")
+        if ev.reply is None:
+            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        for obj in json_objects(ev.reply):
+            v = _find_field(obj, self.field)
+            if v is not _MISSING:
+                return self._verdict(str(v), "reply", "")
+        hit = _field_in_text(ev.reply, self.field)
+        if hit:
+            return self._verdict(hit[0], "reply", hit[1])
+        return Judgment("not_applicable", f"the reply has no {self.field}", (), "programmatic")
+
+
+@dataclass(frozen=True)
+class SemanticSpec(Check):
+    """A semantic specification, judged by the compliance reader (offline) or an LLM.
+
+    ``polarity`` is ``forbid`` or ``require``; ``subject`` is what is required or forbidden;
+    ``evidence`` maps each checking stage to the evidence it needs there.
+    """
+
+    applies_when: str
+    required: str
+    compliance: str
+    violation: str
+    polarity: Literal["forbid", "require"]
+    subject: str
+    target: Literal["action", "artifact", "reply"]
+    scope: str = "global"
+    conditions: tuple[str, ...] = ()
+    exceptions: tuple[str, ...] = ()
+    evidence: dict[str, list[str]] = field(default_factory=dict)
+    type: ClassVar[str] = "semantic"
+    programmatic: ClassVar[bool] = False
+
+    def needs(self) -> dict[str, list[str]]:
+        return {k: list(v) for k, v in self.evidence.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["conditions"], d["exceptions"] = list(self.conditions), list(self.exceptions)
+        return {"type": self.type, **d}
+
+    def run(self, ev: EvidenceRecord) -> Judgment:  # pragma: no cover - judged by the reader
+        raise TypeError("a semantic check is judged through toolkit.rules.checks.judge()")
+
+
+#: check types by name (a researcher's own type registers here)
+CHECK_TYPES: dict[str, type[Check]] = {
+    "max_words": MaxWords, "json_fields": JsonFields, "field_equals": FieldEquals, "semantic": SemanticSpec,
+}
+
+
+def register_check_type(cls: type[Check]) -> type[Check]:
+    """Register a check type by its ``type`` name (usable as a class decorator)."""
+    CHECK_TYPES[cls.type] = cls
+    return cls
+
+
+def check_from_dict(d: dict[str, Any]) -> Check:
+    """Rebuild a check from its ``to_dict()`` form (the ``check`` field of a compile record)."""
+    d = dict(d)
+    kind = d.pop("type", None)
+    cls = CHECK_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown check type {kind!r}; known: {', '.join(sorted(CHECK_TYPES))}")
+    for k in ("fields", "conditions", "exceptions"):
+        if k in d and isinstance(d[k], list):
+            d[k] = tuple(d[k])
+    return cls(**d)
+
+
+def make_evidence(stage: str, task: str, *, reply: str | None = None, action: dict | None = None,
+                  artifacts: dict[str, str] | None = None) -> EvidenceRecord:
+    """An evidence record from plain values (used by validation cases and tests)."""
+    arts = None if artifacts is None else [ArtifactRecord(path=p, content=c) for p, c in artifacts.items()]
+    return EvidenceRecord(stage=stage, task=task, reply=reply, action=action, artifacts=arts)
+
+
+def _programmatic_or_none(reading, rule) -> Check | None:
+    """The programmatic check a rule reading gives (global rules without conditions only)."""
+    from toolkit.rules.checks._compiler import _programmatic_check
+
+    if reading.programmatic and rule.scope == "global" and not rule.conditions and not rule.exceptions:
+        return _programmatic_check(*reading.programmatic, reading.body)
+    return None
