@@ -1,7 +1,9 @@
 """TellOnce C.1 / C.5 (learn -> freeze -> evaluate, violation rate per user) and §3 (the
 access-compliance gap), end to end: agents, memory methods, simulated users.
 
-Options (``--agent``, ``--method``, or ``--set agent=... --set methods=a,b``) are part of the
+Options (``--agent``, ``--method``, or ``--set agent=... --set methods=a,b``; ``--set selector=scope``
+selects rules for relevant_rules/tellonce by scope and conditions alone instead of the checks
+layer's learned selector) are part of the
 run's configuration, so ``--resume`` refuses a changed one. Groups (benchmark, user, method) are
 logged as they finish; a resumed run skips finished groups.
 """
@@ -29,8 +31,9 @@ def config_from(ctx: RunContext) -> ProtocolConfig:
     methods = ctx.options.get("methods") or list(METHODS)
     if isinstance(methods, str):
         methods = [m for m in methods.split(",") if m]
+    method_options = {k: ctx.options[k] for k in ("selector",) if k in ctx.options}
     return ProtocolConfig(agent=str(ctx.options.get("agent", "offline")), methods=tuple(methods), seed=ctx.seed,
-                          quick=ctx.quick, user_model=ctx.model)
+                          quick=ctx.quick, user_model=ctx.model, method_options=method_options)
 
 
 def run(ctx: RunContext) -> Result:
@@ -46,7 +49,9 @@ def run(ctx: RunContext) -> Result:
     t = tables(cfg, groups, results)
     text = prose(t["violations_summary"], t["access_gap"], cfg.agent)
     text.append(f"Agent {cfg.agent}; methods {', '.join(cfg.methods)}; simulated users and learner roles: "
-                f"{cfg.user_model}; seed {cfg.seed}; {'quick' if cfg.quick else 'full'} scale. Violation rate "
+                f"{cfg.user_model}; rule selection for relevant_rules/tellonce: "
+                f"{cfg.method_options.get('selector', 'checks')}; seed {cfg.seed}; "
+                f"{'quick' if cfg.quick else 'full'} scale. Violation rate "
                 "(C.5): units with at least one confirmed violation / all units; unknown units stay in the "
                 "denominator and have their own column. Access compliance (§3): checks satisfied / all checks.")
     if cfg.agent == "offline":

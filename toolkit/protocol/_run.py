@@ -38,6 +38,7 @@ class ProtocolConfig:
     user_model: str = "offline"
     benchmarks: Sequence[str] = ("coding", "travel")
     agent_options: dict[str, Any] = field(default_factory=dict)
+    method_options: dict[str, Any] = field(default_factory=dict)
 
     def users(self, profiles: dict[str, Profile], benchmark: str) -> list[Profile]:
         mine = [p for pid, p in sorted(profiles.items()) if p.domain == DOMAIN_OF[benchmark]]
@@ -83,7 +84,7 @@ def runner(cfg: ProtocolConfig, gateway: Gateway | None = None) -> Callable[[dic
         return make_agent(cfg.agent, gw, seed=cfg.seed, **opts)
 
     def run(g: dict[str, str], *, keep: list | None = None) -> dict[str, Any]:
-        method = make_method(g["method"], learner_model, seed=cfg.seed)
+        method = make_method(g["method"], learner_model, seed=cfg.seed, **cfg.method_options)
         res = run_group(agent_for(), method, profiles[g["user"]], suites[g["benchmark"]],
                         access if g["benchmark"] == "coding" else (), seed=cfg.seed, user_model=user_model)
         if keep is not None:
