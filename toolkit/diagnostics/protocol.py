@@ -47,7 +47,7 @@ def run(ctx: RunContext) -> Result:
     fn = runner(cfg, ctx.gateway)
     results = ctx.map_items("groups", groups, lambda batch: [fn(g) for g in batch], key=group_key, batch_size=1)
     t = tables(cfg, groups, results)
-    text = prose(t["violations_summary"], t["access_gap"], cfg.agent)
+    text = prose(t["violations_summary"], t["access_gap"], cfg.agent, t["context"])
     text.append(f"Agent {cfg.agent}; methods {', '.join(cfg.methods)}; simulated users and learner roles: "
                 f"{cfg.user_model}; rule selection for relevant_rules/tellonce: "
                 f"{cfg.method_options.get('selector', 'checks')}; seed {cfg.seed}; "

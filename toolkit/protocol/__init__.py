@@ -20,6 +20,7 @@ from toolkit.protocol._run import (
     ProtocolConfig,
     access_table,
     access_vs_paper,
+    context_table,
     group_key,
     learning_curve,
     plan,
@@ -39,7 +40,8 @@ def tables(cfg: ProtocolConfig, groups: list[dict[str, str]], results: list[dict
     viol = violations_table(groups, results, cfg.agent)
     access = access_table(groups, results)
     return {"violations": viol, "violations_summary": summary_table(viol), "access_gap": access,
-            "access_vs_paper": access_vs_paper(access), "task_scores": task_score_table(groups, results)}
+            "access_vs_paper": access_vs_paper(access), "task_scores": task_score_table(groups, results),
+            "context": context_table(groups, results)}
 
 
 def run_protocol(cfg: ProtocolConfig | None = None, gateway: Gateway | None = None) -> dict[str, pd.DataFrame]:
@@ -52,6 +54,6 @@ def run_protocol(cfg: ProtocolConfig | None = None, gateway: Gateway | None = No
 
 __all__ = [
     "ACCESS_COLUMNS", "CONDITIONS", "GroupResult", "ProtocolConfig", "SuiteTask", "TaskRecord", "VIOLATION_COLUMNS",
-    "deliver", "group_key", "learning_curve", "load_suite", "native_score", "plan", "prose", "protocol_dir", "run_group",
+    "context_table", "deliver", "group_key", "learning_curve", "load_suite", "native_score", "plan", "prose", "protocol_dir", "run_group",
     "run_protocol", "runner", "sessions_table", "tables", "teach", "to_user_delivery", "unit_outcome",
 ]

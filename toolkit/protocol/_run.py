@@ -137,6 +137,19 @@ def task_score_table(groups: list[dict[str, str]], results: list[dict[str, Any]]
     return out
 
 
+def context_table(groups: list[dict[str, str]], results: list[dict[str, Any]]) -> pd.DataFrame:
+    """Mean items in the agent's context and repair rounds per unit, test phase, per method."""
+    rows = []
+    for (b, m) in dict.fromkeys((g["benchmark"], g["method"]) for g in groups):
+        us = [u for g, r in zip(groups, results, strict=True) if g["benchmark"] == b and g["method"] == m
+              for u in r["units"] if u["phase"] == "test"]
+        if us:
+            rows.append({"benchmark": b, "method": m, "units": len(us),
+                         "context_mean": sum(u["context"] for u in us) / len(us),
+                         "repairs_mean": sum(u["repairs"] for u in us) / len(us)})
+    return pd.DataFrame(rows, columns=["benchmark", "method", "units", "context_mean", "repairs_mean"])
+
+
 def access_table(groups: list[dict[str, str]], results: list[dict[str, Any]]) -> pd.DataFrame:
     """§3 compliance per condition: satisfied / checks; unknown is its own column and stays in checks."""
     rows = []
@@ -159,11 +172,18 @@ def access_vs_paper(access: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["condition", "ours", "paper", "n", "data_role"])
 
 
-def prose(summary: pd.DataFrame, access: pd.DataFrame, agent: str) -> list[str]:
+def prose(summary: pd.DataFrame, access: pd.DataFrame, agent: str, context: pd.DataFrame | None = None) -> list[str]:
     """Sentences printed only when the computed check behind them holds."""
     out = []
     if agent == "offline":
         out.append(OFFLINE_NOTE)
+    if context is not None and not context.empty:
+        for b, df in context.groupby("benchmark", sort=False):
+            c = dict(zip(df["method"], df["context_mean"], strict=True))
+            if "all_rules" in c and "relevant_rules" in c and c["relevant_rules"] < 0.5 * c["all_rules"]:
+                out.append(f"{b}: rule selection keeps few of the learned rules ({c['relevant_rules']:.1f} per test "
+                           f"task on average vs {c['all_rules']:.1f} for all rules), so relevant and compiled "
+                           "rules have little to act on.")
     a = {r.condition: r.compliance for r in access.itertuples()}
     if {"compiled_rules", "relevant_rules", "all_rules"} <= set(a):
         best = max(a, key=lambda k: (a[k], k))
