@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_agents import _scripted
+from tests.llm_server import Reply
 from toolkit.cli import main
 from toolkit.protocol import ACCESS_COLUMNS, VIOLATION_COLUMNS
 
@@ -71,8 +71,15 @@ def test_resume_skips_finished_groups_and_gives_the_same_tables(quick_runs, tmp_
         assert (out / "protocol" / name).read_bytes() == (src / name).read_bytes()
 
 
+def _two_steps(req: dict) -> Reply:
+    """A scripted agent: write one file, then finish (the tool loop's shortest full path)."""
+    if not any(m["role"] == "assistant" for m in req["messages"]):
+        return Reply(json.dumps({"tool": "write_file", "path": "notes.md", "content": "done"}))
+    return Reply(json.dumps({"tool": "finish", "reply": "Done. Ran the test suite: 1 passed."}))
+
+
 def test_llm_agent_path_completes_a_quick_run(llm_env, tmp_path):
-    llm_env.handler = _scripted
+    llm_env.handler = _two_steps
     out = tmp_path / "llm"
     assert main(["reproduce", "protocol", "--quick", "--out", str(out), "--agent", "openai-api/local/test"]) == 0
     viol = _rows(out / "protocol" / "violations.csv")
