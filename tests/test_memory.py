@@ -96,7 +96,7 @@ def test_feedback_event_carries_text_only():
 
 def test_learner_side_never_imports_the_simulated_user_or_profiles():
     code = ("import sys, toolkit.agents, toolkit.memory, toolkit.memory._basic, toolkit.memory._retrieval, "
-            "toolkit.memory._selected; bad = [m for m in sys.modules if m.startswith(('toolkit.simuser', "
+            "toolkit.memory._selected, toolkit.memory._embed, toolkit.rules.checks, toolkit.compliance; bad = [m for m in sys.modules if m.startswith(('toolkit.simuser', "
             "'toolkit.profiles'))]; print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
