@@ -115,3 +115,25 @@ def test_readme_example_method_runs(tmp_path, monkeypatch):
     m.learn(EVENT)
     m.freeze()
     assert m.context(TASK).items[0].text == EVENT.feedback
+
+
+def test_retrieval_memory_llm_update_decisions_and_unknowns(llm_env):
+    import json as _json
+
+    from tests.llm_server import Reply
+    from toolkit.llm import Gateway
+
+    model = Gateway(cache_mode="off").model("openai-api/local/test")
+    m = make_method("retrieval_memory", model)
+    llm_env.handler = lambda req: Reply(_json.dumps({"op": "ADD", "target": None, "text": None}))
+    m.learn(EVENT)
+    assert len(m.memories) >= 1 and all(o["op"] == "ADD" for o in m.ops)
+    first = m.memories[0].id
+    llm_env.handler = lambda req: Reply(_json.dumps({"op": "DELETE", "target": first, "text": None}))
+    m.learn(FeedbackEvent("t2", "Fix it.", "Fixed.", "You no longer need to delete the leftovers for me."))
+    assert first not in {x.id for x in m.memories}
+    n = len(m.memories)
+    llm_env.handler = lambda req: Reply("not json at all")
+    m.learn(FeedbackEvent("t3", "Fix it.", "Fixed.", "Please keep replies under 100 words from now on."))
+    assert len(m.memories) == n and m.ops[-1]["op"] == "UNKNOWN"  # unknown: nothing stored, counted
+    assert "sk-test-SENTINEL" not in _json.dumps(m.ops)

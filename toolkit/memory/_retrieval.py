@@ -68,6 +68,9 @@ class RetrievalMemory(BaseMemory):
         self._guard()
         for cand in self.extract(event.feedback):
             op = self._decide(cand)
+            if op is None:  # the model gave no usable decision: nothing stored, counted as unknown
+                self.ops.append({"op": "UNKNOWN", "target": "", "text": cand, "source": event.task_id})
+                continue
             self._apply(op, cand, event.task_id)
 
     def _similar(self, text: str, n: int = 5) -> list[tuple[Memory, float]]:
@@ -78,7 +81,7 @@ class RetrievalMemory(BaseMemory):
         order = sorted(range(len(sims)), key=lambda i: (-round(float(sims[i]), 6), self.memories[i].id))[:n]
         return [(self.memories[i], float(sims[i])) for i in order]
 
-    def _decide(self, cand: str) -> MemoryOp:
+    def _decide(self, cand: str) -> MemoryOp | None:
         similar = self._similar(cand)
         if self.model is not None and not self.model.is_offline:
             return self._decide_llm(cand, similar)
@@ -93,7 +96,7 @@ class RetrievalMemory(BaseMemory):
             return MemoryOp(op="UPDATE", target=best.id, text=cand)
         return MemoryOp(op="ADD")
 
-    def _decide_llm(self, cand: str, similar: list[tuple[Memory, float]]) -> MemoryOp:
+    def _decide_llm(self, cand: str, similar: list[tuple[Memory, float]]) -> MemoryOp | None:
         prompt = load_prompt("memory_update")
         shown = "\n".join(f"[{m.id}] {m.text}" for m, _ in similar) or "(none)"
         req = StructuredRequest(
@@ -102,8 +105,7 @@ class RetrievalMemory(BaseMemory):
             MemoryOp, role="memory_update", prompt_version=prompt.version)
         out = self.model.call(req)  # type: ignore[union-attr]
         if not out.ok or out.value is None:
-            self.ops.append({"op": "UNKNOWN", "text": cand})
-            return MemoryOp(op="NOOP")
+            return None
         ids = {m.id for m, _ in similar}
         v: MemoryOp = out.value
         if v.op in ("UPDATE", "DELETE") and v.target not in ids:
@@ -139,7 +141,7 @@ class RetrievalMemory(BaseMemory):
         return MemoryContext(tuple(items))
 
     def describe(self) -> dict[str, int]:
-        counts = {f"ops_{k}": sum(o["op"] == k for o in self.ops) for k in ("ADD", "UPDATE", "DELETE", "NOOP")}
+        counts = {f"ops_{k}": sum(o["op"] == k for o in self.ops) for k in ("ADD", "UPDATE", "DELETE", "NOOP", "UNKNOWN")}
         return {"memories": len(self.memories), **counts}
 
 
