@@ -50,6 +50,9 @@ _EXPORTS: dict[str, str] = {
     "simulate_longrun": "toolkit.rules.longrun", "Rule": "toolkit.records",
     "ResolutionInput": "toolkit.records",
     "version_viewer": "toolkit.rules.library_widget",
+    # the end-to-end protocol: agents, memory methods, learn -> freeze -> evaluate (issue 17)
+    "make_agent": "toolkit.agents", "OfflineAgent": "toolkit.agents", "make_method": "toolkit.memory",
+    "FeedbackEvent": "toolkit.memory", "ProtocolConfig": "toolkit.protocol", "run_protocol": "toolkit.protocol",
 }
 
 __all__ = sorted(_EXPORTS)
