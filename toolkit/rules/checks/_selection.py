@@ -64,12 +64,13 @@ def topic_text(rule: Rule) -> str:
 FEATURES: tuple[str, ...] = ("sim_topic", "sim_behavior", "overlap", "project_match", "has_condition")
 
 
-def _content_stems(text: str) -> set[str]:
+@cache
+def _content_stems(text: str) -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from toolkit import text as tx
 
-    return {tx.stem(w) for w in tx.words(text.lower()) if w not in ENGLISH_STOP_WORDS and len(w) > 2}
+    return frozenset(tx.stem(w) for w in tx.words(text.lower()) if w not in ENGLISH_STOP_WORDS and len(w) > 2)
 
 
 @dataclass
@@ -172,9 +173,11 @@ class EmbeddingSelector:
             fitted = default_selector(self.embedder)
             self.model_, self.threshold_ = fitted.model_, fitted.threshold_ if self.threshold is None else self.threshold
         out = []
-        for task, instruction, rules in items:
+        for item in items:
+            task, instruction, rules = item[0], item[1], item[2]
+            project = item[3] if len(item) > 3 else None  # type: ignore[misc]
             query = task if not instruction else f"{task}\n{instruction}"
-            out.append(self._decide(query, list(rules)))
+            out.append(self._decide(query, list(rules), project))
         return out
 
     def _stage(self, r: Rule, query: str, proj: str | None) -> bool | None:
@@ -192,10 +195,10 @@ class EmbeddingSelector:
                 return True
         return None
 
-    def _decide(self, query: str, rules: list[Rule]) -> list[str]:
+    def _decide(self, query: str, rules: list[Rule], project: str | None = None) -> list[str]:
         if not rules:
             return []
-        proj = task_project(query, rules)
+        proj = project or task_project(query, rules)
         prob = self.model_.predict_proba(self.features(query, rules))[:, 1]
         keep = []
         for r, p in zip(rules, prob, strict=True):
