@@ -172,3 +172,36 @@ def test_minilm_weights_with_another_sha256_are_refused(tmp_path):
     emb = get_embedder("minilm", gw(tmp_path), model_dir=str(folder))
     with pytest.raises(EmbedderError, match=r"model\.safetensors: sha256 .* differs"):
         emb.embed(["Use metric units."])
+
+
+def test_retrieval_scores_on_a_toy_set():
+    from toolkit.embedding_eval import Query, retrieval_scores
+
+    qs = [Query(id="q1", text="a", target="p1", kind="paraphrase"),
+          Query(id="q2", text="b", target="p2", kind="complaint"),
+          Query(id="q3", text="c", target=None, kind="unrelated"),
+          Query(id="q4", text="d", target="p1", kind="complaint")]
+    sim = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.2], [0.0, 0.0]])
+    s = retrieval_scores(sim, ["p1", "p2"], qs)
+    assert s["n_targeted"] == 3 and s["hits"] == 1  # q2 ranks p1 first; q4 has nothing similar
+    assert s["recall_at_1_by_kind"]["complaint"] == {"recall": 0.0, "n": 2}
+    assert s["n_unrelated"] == 1 and 0 <= s["pair_auc"] <= 1
+    assert s["detection_auc"] == pytest.approx(2 / 3)
+
+
+def test_benchmark_script_runs_on_a_toy_set(tmp_path, capsys):
+    import importlib.util
+
+    (tmp_path / "prefs.jsonl").write_text(
+        '{"id": "p1", "text": "Keep replies short."}\n{"id": "p2", "text": "Use metric units."}\n')
+    (tmp_path / "queries.jsonl").write_text(
+        '{"id": "q1", "text": "replies should be short", "target": "p1", "kind": "paraphrase"}\n'
+        '{"id": "q2", "text": "what is 2+2", "target": null, "kind": "unrelated"}\n')
+    spec = importlib.util.spec_from_file_location("bench_emb", ROOT / "benchmarks/embeddings.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--embedder", "tfidf", "--data", str(tmp_path), "--no-speed",
+                     "--json", str(tmp_path / "o.json")]) == 0
+    out = json.loads((tmp_path / "o.json").read_text())
+    assert out["retrieval"]["tfidf"]["recall_at_1"] == 1.0
+    assert not (tmp_path / "FIRST_CONTACT.json").exists()

@@ -32,6 +32,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -106,6 +107,8 @@ class CachedEmbedder:
 
     def __init__(self, gateway: Gateway | None = None) -> None:
         self.gateway = gateway if gateway is not None else Gateway()
+        #: this object's own counts: texts computed live / read from the cache, seconds computing
+        self.stats: dict[str, float] = {"live": 0, "cached": 0, "seconds": 0.0}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
@@ -145,6 +148,7 @@ class CachedEmbedder:
         missing = [t for t in uniq if t not in vecs]
         if vecs:
             g.ledger.record(self.name, EMBED_ROLE, cached=True, n=len(vecs))
+            self.stats["cached"] += len(vecs)
         if missing and g.cache_mode == "replay":
             first = missing[0]
             raise CacheMissError(
@@ -153,7 +157,10 @@ class CachedEmbedder:
                 f"{first[:60]!r}"
             )
         if missing:
+            t0 = time.perf_counter()
             raw, requests, tokens = self._compute(missing)
+            self.stats["seconds"] += time.perf_counter() - t0
+            self.stats["live"] += len(missing)
             new = _normalise(raw)
             if new.shape[0] != len(missing):
                 raise LLMError(f"{self.name}: {new.shape[0]} vectors for {len(missing)} texts")
