@@ -73,6 +73,18 @@ def _content_stems(text: str) -> frozenset[str]:
     return frozenset(tx.stem(w) for w in tx.words(text.lower()) if w not in ENGLISH_STOP_WORDS and len(w) > 2)
 
 
+#: rule and task vectors by embedder, shared by every selector in the process (pure speed: the
+#: embedder is deterministic and its own cache is on disk)
+_VECTORS: dict[str, dict[str, np.ndarray]] = {}
+
+
+@cache
+def _shared_embedder(name: str) -> Any:
+    from toolkit.llm import get_embedder
+
+    return get_embedder(name)
+
+
 @dataclass
 class EmbeddingSelector:
     """Embedding retrieval + a logistic model over similarity and cue features, then scope and the
@@ -91,9 +103,7 @@ class EmbeddingSelector:
 
     def _embedder(self) -> Any:
         if self._emb is None:
-            from toolkit.llm import get_embedder
-
-            self._emb = get_embedder(self.embedder)
+            self._emb = _shared_embedder(self.embedder)
         return self._emb
 
     def scores(self, queries: Sequence[str], rules: Sequence[Rule]) -> np.ndarray:
@@ -102,7 +112,7 @@ class EmbeddingSelector:
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings with an in-process memo (the embedder's own cache is on disk)."""
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = _VECTORS.setdefault(self.embedder, {})
         todo = list(dict.fromkeys(t for t in texts if t not in memo))
         if todo:
             for t, v in zip(todo, self._embedder().embed(todo), strict=True):
@@ -224,10 +234,17 @@ def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
 
 
 def _applies(rule: Rule, task: str, project: str | None) -> bool | None:
-    from toolkit.compliance import applies
-    from toolkit.rules.checks._judge import to_reader_rule
+    """The compliance reader's scope/condition/exception stage (memoised: it is deterministic)."""
+    return _applies_cached(rule.behavior, rule.scope, tuple(rule.conditions), tuple(rule.exceptions), task, project)
 
-    return applies(to_reader_rule(rule), task, project)
+
+@cache
+def _applies_cached(behavior: str, scope: str, conditions: tuple[str, ...], exceptions: tuple[str, ...],
+                    task: str, project: str | None) -> bool | None:
+    from toolkit.compliance import Rule as CRule
+    from toolkit.compliance import applies
+
+    return applies(CRule("r", behavior, scope, list(conditions), list(exceptions)), task, project)
 
 
 class LLMSelection(BaseModel):
