@@ -221,7 +221,8 @@ def run(ctx: RunContext) -> Result:
                    "toolkit/resources/checks/*.yaml; reviewer = the compliance reader on the rule's words "
                    "(blind to expected labels); checker = programmatic checks run locally, semantic "
                    "specifications through the compliance reader. Intervals: Wilson 95% (proportions), "
-                   "bootstrap 95% (balanced accuracy).")
+                   "bootstrap 95% (balanced accuracy). Development rows are in-sample: the resource tables "
+                   "were written and tuned on those sets; only first-contact rows measure generalisation.")
     for r in head:
         if r["paper"] is not None and r["ours"] == r["ours"] and r["data_role"] != "development":
             rel = "at or above" if r["ours"] >= r["paper"] else "below"

@@ -227,7 +227,8 @@ def run(ctx: RunContext) -> Result:
     text.insert(0, f"Paper: {paper_figures('selection')['source']}, {paper_figures('selection')['table']} "
                    f"({fig['n_tasks']} held-out tasks, three shuffled orders per size). Ours: offline = MiniLM "
                    "retrieval + scope + the compliance reader's condition/exception stage; intervals are "
-                   "task-bootstrap 95% (lowest/highest over orders).")
+                   "task-bootstrap 95% (lowest/highest over orders). Development rows are in-sample (the "
+                   "selector is fit on that set); only first-contact rows measure generalisation.")
     for _, r in summary.iterrows():
         if r["data_role"] == "development":
             continue
