@@ -116,3 +116,13 @@ def test_llm_compiler_reviewer_and_checker_round_trip(llm_env, tmp_path: Path) -
     assert co["validation"] == {"cases": 3, "agreed": 3, "rounds": 1}
     review = next(r for r in llm_env.requests if "You review a proposed" in r["messages"][0]["content"])
     assert '"expected"' not in review["messages"][1]["content"]  # the reviewer is blind to expected labels
+
+
+def test_validate_knows_the_new_record_kinds(tmp_path: Path, capsys) -> None:
+    c = _write(tmp_path / "c.jsonl", [{"id": "a", "rule": RULE}])
+    j = _write(tmp_path / "j.jsonl", [{"id": "x", "rule": RULE, "evidence": {"stage": "delivery", "task": "t"}}])
+    s = _write(tmp_path / "s.jsonl", [{"id": "t1", "task": "Fix it.", "library": [RULE]}])
+    assert main(["validate", str(c), str(j), str(s)]) == 0
+    bad = _write(tmp_path / "b.jsonl", [{"id": "x", "rule": RULE, "evidence": {"stage": "later", "task": "t"}}])
+    assert main(["validate", str(bad)]) == 1
+    assert f"{bad}:1 evidence.stage" in capsys.readouterr().err
