@@ -87,3 +87,42 @@ def test_llm_answers_are_checked(llm_env, tmp_path: Path) -> None:
     s = _write(tmp_path / "s.jsonl", [{"id": "t1", "task": "Fix it.", "library": [RULE, WORDS]}])
     assert main(["select", str(s), "-o", str(tmp_path / "so.jsonl"), "--model", MODEL]) == 0
     assert _out(tmp_path / "so.jsonl")[0]["selected"] == ["r1"]  # ids outside the batch dropped
+
+
+def test_llm_compiler_reviewer_and_checker_round_trip(llm_env, tmp_path: Path) -> None:
+    cases = [{"stage": "delivery", "task": "t", "reply": "Done 🎉", "expected": "violation"},
+             {"stage": "delivery", "task": "t", "reply": "Done.", "expected": "pass"},
+             {"stage": "pre_action", "task": "t", "action": {"command": "ls"}, "expected": "not_applicable"}]
+    spec = {"type": "semantic", "applies_when": "always", "required": "no emojis", "compliance": "no emoji",
+            "violation": "an emoji", "polarity": "forbid", "subject": "emojis", "target": "reply",
+            "scope": "global", "conditions": [], "exceptions": [], "evidence": {"delivery": ["reply"]}}
+
+    def answer(req):
+        system = req["messages"][0]["content"]
+        user = req["messages"][1]["content"]
+        if "turn a learned rule" in system:
+            return Reply(json.dumps({"outcome": "semantic", "check": spec, "cases": cases, "reason": "r"}))
+        if "You review a proposed" in system:
+            return Reply(json.dumps({"faithful": True, "clear": True, "labels": ["violation", "pass", "not_applicable"],
+                                     "reason": "ok"}))
+        label = "violation" if "🎉" in user else "pass"
+        return Reply(json.dumps({"judgment": label, "reason": "r", "quotes": ["🎉"] if label == "violation" else []}))
+
+    llm_env.handler = answer
+    c = _write(tmp_path / "c.jsonl", [{"id": "a", "rule": RULE}])
+    assert main(["compile", str(c), "-o", str(tmp_path / "co.jsonl"), "--model", MODEL]) == 0
+    co = _out(tmp_path / "co.jsonl")[0]
+    assert co["status"] == "ok" and co["outcome"] == "semantic"
+    assert co["validation"] == {"cases": 3, "agreed": 3, "rounds": 1}
+    review = next(r for r in llm_env.requests if "You review a proposed" in r["messages"][0]["content"])
+    assert '"expected"' not in review["messages"][1]["content"]  # the reviewer is blind to expected labels
+
+
+def test_validate_knows_the_new_record_kinds(tmp_path: Path, capsys) -> None:
+    c = _write(tmp_path / "c.jsonl", [{"id": "a", "rule": RULE}])
+    j = _write(tmp_path / "j.jsonl", [{"id": "x", "rule": RULE, "evidence": {"stage": "delivery", "task": "t"}}])
+    s = _write(tmp_path / "s.jsonl", [{"id": "t1", "task": "Fix it.", "library": [RULE]}])
+    assert main(["validate", str(c), str(j), str(s)]) == 0
+    bad = _write(tmp_path / "b.jsonl", [{"id": "x", "rule": RULE, "evidence": {"stage": "later", "task": "t"}}])
+    assert main(["validate", str(bad)]) == 1
+    assert f"{bad}:1 evidence.stage" in capsys.readouterr().err

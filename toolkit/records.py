@@ -192,7 +192,7 @@ class EvidenceRecord(_Strict):
     reply: str | None = None
     action: dict | None = None
     artifacts: list[ArtifactRecord] | None = None
-    other_rules: list[Rule | str] | None = None
+    other_rules: list[Rule | str | dict] | None = None
 
 
 class JudgeInput(_Strict):
@@ -216,6 +216,7 @@ class SelectInput(_Strict):
     id: str = Field(min_length=1)
     task: str
     instruction: str | None = None
+    project: str | None = None  # the project the task runs in, when the caller knows it
     library: list[Rule] = Field(default_factory=list)
 
     @model_validator(mode="after")

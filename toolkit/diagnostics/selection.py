@@ -43,10 +43,11 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def _gold_ids(rec: dict) -> list[str]:
-    for k in GOLD_KEYS:
-        if k in rec and isinstance(rec[k], list):
+    keys = [k for k in GOLD_KEYS if k in rec] + [k for k in rec if k not in GOLD_KEYS and k != "id"]
+    for k in keys:
+        if isinstance(rec[k], list) and all(isinstance(x, (str, dict)) for x in rec[k]):
             return [x if isinstance(x, str) else x["id"] for x in rec[k]]
-    raise KeyError(f"gold record {rec.get('id')!r}: none of {GOLD_KEYS}")
+    raise KeyError(f"gold record {rec.get('id')!r}: no list of rule ids")
 
 
 def load_library(path: Path) -> list[Rule]:
@@ -78,6 +79,12 @@ def load_tasks(folder: Path, stem: str) -> tuple[list[dict], dict[str, list[str]
 def _task_fields(t: dict) -> tuple[str, str | None]:
     task = t.get("task") or t.get("text") or t.get("description") or ""
     return task, t.get("instruction")
+
+
+def _select_input(t: dict, lib: list[Rule]) -> SelectInput:
+    task, instruction = _task_fields(t)
+    project = t.get("project") if isinstance(t.get("project"), str) else None
+    return SelectInput(id=t["id"], task=task, instruction=instruction, project=project, library=lib)
 
 
 def build_library(task_id: str, gold: list[str], library: list[Rule], size: int, order: int, seed: int,
@@ -133,8 +140,7 @@ def run_set(folder: Path, library: list[Rule], tasks: list[dict], gold: dict[str
     labelled = {r.id for r in library}
     for name, lib in fixed.items():
         ids = {r.id for r in lib}
-        recs = [SelectInput(id=t["id"], task=_task_fields(t)[0], instruction=_task_fields(t)[1], library=lib)
-                for t in tasks]
+        recs = [_select_input(t, lib) for t in tasks]
         sel = select_for(model, recs)
         g = [[x for x in gold[t["id"]] if x in ids] for t in tasks]
         rows.append({"library": name, "size": len(lib), "order": 0, "data_role": role,
@@ -144,8 +150,7 @@ def run_set(folder: Path, library: list[Rule], tasks: list[dict], gold: dict[str
             recs, g, labs = [], [], []
             for t in tasks:
                 lib = build_library(t["id"], gold[t["id"]], library, size, order, seed, pool)
-                recs.append(SelectInput(id=t["id"], task=_task_fields(t)[0], instruction=_task_fields(t)[1],
-                                        library=lib))
+                recs.append(_select_input(t, lib))
                 g.append(gold[t["id"]])
                 labs.append({r.id for r in lib} & labelled)
             rows.append({"library": f"grown to {size}", "size": size, "order": order, "data_role": role,
@@ -222,7 +227,8 @@ def run(ctx: RunContext) -> Result:
     text.insert(0, f"Paper: {paper_figures('selection')['source']}, {paper_figures('selection')['table']} "
                    f"({fig['n_tasks']} held-out tasks, three shuffled orders per size). Ours: offline = MiniLM "
                    "retrieval + scope + the compliance reader's condition/exception stage; intervals are "
-                   "task-bootstrap 95% (lowest/highest over orders).")
+                   "task-bootstrap 95% (lowest/highest over orders). Development rows are in-sample (the "
+                   "selector is fit on that set); only first-contact rows measure generalisation.")
     for _, r in summary.iterrows():
         if r["data_role"] == "development":
             continue

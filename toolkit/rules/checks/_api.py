@@ -63,10 +63,12 @@ def judge_records(records: Sequence[JudgeInput], model: ChatModel | None = None)
 
 def select_records(records: Sequence[SelectInput], model: ChatModel | None = None,
                    selector: EmbeddingSelector | None = None) -> list[dict[str, Any]]:
-    items = [(r.task, r.instruction, r.library) for r in records]
     if model is not None and not model.is_offline:
+        items = [(r.task if not r.project else f"{r.task}\n(project: {r.project})", r.instruction, r.library)
+                 for r in records]
         got = select_llm(items, model, ids=[r.id for r in records])
     else:
-        got = (selector or EmbeddingSelector()).select_many(items)
+        got = (selector or EmbeddingSelector()).select_many(
+            [(r.task, r.instruction, r.library, r.project) for r in records])
     return [{"id": r.id, "status": "ok" if g is not None else "unknown", "selected": g}
             for r, g in zip(records, got, strict=True)]

@@ -74,8 +74,17 @@ def stage_evidence(check: Check | None, ev: EvidenceRecord) -> EvidenceRecord | 
 
 
 def others_of(ev: EvidenceRecord, others: Sequence[Rule | str]) -> list[Rule | str]:
-    """Other rules selected for the same reply: passed explicitly or carried in the evidence."""
-    return list(others) + list(ev.other_rules or [])
+    """Other rules selected for the same reply: passed explicitly or carried in the evidence
+    (as rules, texts, or objects with a ``behavior`` / ``text`` field)."""
+    out: list[Rule | str] = list(others)
+    for o in ev.other_rules or []:
+        if isinstance(o, dict):
+            t = o.get("behavior") or o.get("text") or o.get("rule")
+            if isinstance(t, str) and t.strip():
+                out.append(t)
+        else:
+            out.append(o)
+    return out
 
 
 def judge_offline(rule: Rule, check: Check | None, ev: EvidenceRecord,

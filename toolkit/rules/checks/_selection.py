@@ -64,12 +64,25 @@ def topic_text(rule: Rule) -> str:
 FEATURES: tuple[str, ...] = ("sim_topic", "sim_behavior", "overlap", "project_match", "has_condition")
 
 
-def _content_stems(text: str) -> set[str]:
+@cache
+def _content_stems(text: str) -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     from toolkit import text as tx
 
-    return {tx.stem(w) for w in tx.words(text.lower()) if w not in ENGLISH_STOP_WORDS and len(w) > 2}
+    return frozenset(tx.stem(w) for w in tx.words(text.lower()) if w not in ENGLISH_STOP_WORDS and len(w) > 2)
+
+
+#: rule and task vectors by embedder, shared by every selector in the process (pure speed: the
+#: embedder is deterministic and its own cache is on disk)
+_VECTORS: dict[str, dict[str, np.ndarray]] = {}
+
+
+@cache
+def _shared_embedder(name: str) -> Any:
+    from toolkit.llm import get_embedder
+
+    return get_embedder(name)
 
 
 @dataclass
@@ -90,9 +103,7 @@ class EmbeddingSelector:
 
     def _embedder(self) -> Any:
         if self._emb is None:
-            from toolkit.llm import get_embedder
-
-            self._emb = get_embedder(self.embedder)
+            self._emb = _shared_embedder(self.embedder)
         return self._emb
 
     def scores(self, queries: Sequence[str], rules: Sequence[Rule]) -> np.ndarray:
@@ -101,7 +112,7 @@ class EmbeddingSelector:
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings with an in-process memo (the embedder's own cache is on disk)."""
-        memo = self.__dict__.setdefault("_memo", {})
+        memo = _VECTORS.setdefault(self.embedder, {})
         todo = list(dict.fromkeys(t for t in texts if t not in memo))
         if todo:
             for t, v in zip(todo, self._embedder().embed(todo), strict=True):
@@ -172,9 +183,11 @@ class EmbeddingSelector:
             fitted = default_selector(self.embedder)
             self.model_, self.threshold_ = fitted.model_, fitted.threshold_ if self.threshold is None else self.threshold
         out = []
-        for task, instruction, rules in items:
+        for item in items:
+            task, instruction, rules = item[0], item[1], item[2]
+            project = item[3] if len(item) > 3 else None  # type: ignore[misc]
             query = task if not instruction else f"{task}\n{instruction}"
-            out.append(self._decide(query, list(rules)))
+            out.append(self._decide(query, list(rules), project))
         return out
 
     def _stage(self, r: Rule, query: str, proj: str | None) -> bool | None:
@@ -192,10 +205,10 @@ class EmbeddingSelector:
                 return True
         return None
 
-    def _decide(self, query: str, rules: list[Rule]) -> list[str]:
+    def _decide(self, query: str, rules: list[Rule], project: str | None = None) -> list[str]:
         if not rules:
             return []
-        proj = task_project(query, rules)
+        proj = project or task_project(query, rules)
         prob = self.model_.predict_proba(self.features(query, rules))[:, 1]
         keep = []
         for r, p in zip(rules, prob, strict=True):
@@ -221,10 +234,17 @@ def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
 
 
 def _applies(rule: Rule, task: str, project: str | None) -> bool | None:
-    from toolkit.compliance import applies
-    from toolkit.rules.checks._judge import to_reader_rule
+    """The compliance reader's scope/condition/exception stage (memoised: it is deterministic)."""
+    return _applies_cached(rule.behavior, rule.scope, tuple(rule.conditions), tuple(rule.exceptions), task, project)
 
-    return applies(to_reader_rule(rule), task, project)
+
+@cache
+def _applies_cached(behavior: str, scope: str, conditions: tuple[str, ...], exceptions: tuple[str, ...],
+                    task: str, project: str | None) -> bool | None:
+    from toolkit.compliance import Rule as CRule
+    from toolkit.compliance import applies
+
+    return applies(CRule("r", behavior, scope, list(conditions), list(exceptions)), task, project)
 
 
 class LLMSelection(BaseModel):
