@@ -314,7 +314,8 @@ def track_records(records: list[DriftInput], model, *, window: int | None = None
     """Track every dialogue's user turns; one DriftOutput per turn (``turn`` from 1).
 
     Observations come from the user turns, offline or through ``model``; a turn the LLM
-    extractor could not rate (unknown) leaves the state unchanged and scores 0.
+    extractor could not rate is written ``status: "unknown"`` with no vector, score, flag or
+    prompt (never a score of 0), and leaves the tracker's state unchanged.
     """
     cfg = make_config(window, beta, fuse, threshold)
     texts = [t.user for r in records for t in r.turns]
@@ -325,7 +326,11 @@ def track_records(records: list[DriftInput], model, *, window: int | None = None
     for r in records:
         obs = observed[pos:pos + len(r.turns)]
         pos += len(r.turns)
-        for s in track_observations(obs, cfg):
-            out.append(DriftOutput(id=r.id, turn=s.turn, vector=s.vector, score=s.score,
-                                   changed=s.changed, prompt=s.prompt))
+        for o, s in zip(obs, track_observations(obs, cfg), strict=True):
+            if o is None:
+                out.append(DriftOutput(id=r.id, turn=s.turn, status="unknown", vector=None,
+                                       score=None, changed=None, prompt=None))
+            else:
+                out.append(DriftOutput(id=r.id, turn=s.turn, vector=s.vector, score=s.score,
+                                       changed=s.changed, prompt=s.prompt))
     return out
