@@ -141,13 +141,22 @@ class AnnotatedPoint(_Strict):
 
 # -- gating ----------------------------------------------------------------------------
 class Fact(_Strict):
-    """A candidate memory fact and the later sessions in which it was retrieved and used."""
+    """A candidate memory fact and the later sessions in which it was retrieved and used.
+
+    Optional (added) fields: ``hit_turns``, parallel to ``hits``, counts the user turns of each
+    hit session that retrieved and verified the fact (the memory-gating paper's H is a set of
+    (fact, user turn) pairs; absent: one turn per hit session); ``status`` is ``unknown`` when
+    the labelling pipeline could not judge at least one of the fact's retrieved pairs, so its
+    ``hits`` are a lower bound.
+    """
 
     user: str = Field(min_length=1)
     fact_id: str = Field(min_length=1)
     session: int = Field(ge=0)
     text: str
     hits: list[int] = Field(default_factory=list)
+    hit_turns: list[int] | None = None
+    status: Status = "ok"
 
     @model_validator(mode="after")
     def _hits_later(self) -> Fact:
@@ -155,7 +164,14 @@ class Fact(_Strict):
             raise ValueError("hits must be sessions after the fact's own session")
         if self.hits != sorted(set(self.hits)):
             raise ValueError("hits must be sorted and unique")
+        if self.hit_turns is not None and (
+                len(self.hit_turns) != len(self.hits) or any(c < 1 for c in self.hit_turns)):
+            raise ValueError("hit_turns must give a count >= 1 for each hit session")
         return self
+
+    def pair_counts(self) -> list[int]:
+        """(fact, user turn) pairs per hit session (1 each when ``hit_turns`` is absent)."""
+        return list(self.hit_turns) if self.hit_turns is not None else [1] * len(self.hits)
 
 
 # -- drift -----------------------------------------------------------------------------
