@@ -199,9 +199,13 @@ def label_facts(facts: Sequence[Fact], turns: Iterable[Any], *, model: Any = Non
         fs.sort(key=lambda f: (f.session, f.fact_id))
     run = LabelRun(facts=[], n_turns=len(ut))
     candidates: list[tuple[str, str, str, Fact, int]] = []  # id, message, fact text, fact, session
+    unknown: set[str] = set()
     for i, (t, d) in enumerate(zip(ut, decisions, strict=True)):
         if d is None:
+            # we cannot tell whether this turn needed memory: every fact then in the user's
+            # bank may have been hit by it, so none of them is "never used" for sure
             run.unknown_trigger += 1
+            unknown.update(f.fact_id for f in by_user.get(t.user, []) if f.session < t.session)
             continue
         if not d.query_needed or not d.query.strip():
             continue
@@ -217,7 +221,6 @@ def label_facts(facts: Sequence[Fact], turns: Iterable[Any], *, model: Any = Non
     else:
         verdicts = _llm_verify(model, [(c[0], c[1], c[2]) for c in candidates])
     turns_per: dict[str, dict[int, int]] = {}  # fact -> hit session -> verified user turns
-    unknown: set[str] = set()
     for (_, _, _, f, s), v in zip(candidates, verdicts, strict=True):
         if v is None:
             run.unknown_verify += 1
