@@ -202,6 +202,8 @@ def _standardise(x: np.ndarray) -> np.ndarray:
 def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions: int | None,
                    shared_fraction: float, scale: float) -> SimUser:
     rng = item_rng(seed, "gating-sim", idx)
+    # probe wording draws from its own stream, so a change of phrasing never moves the hits
+    probe_rng = item_rng(seed, "gating-sim-probe", idx)
     topic_names = list(TOPICS)
     kind_names = list(KINDS)
     n_t, n_k = len(topic_names), len(kind_names)
@@ -269,12 +271,12 @@ def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions:
                     break
         out.facts.append(Fact(user=user, fact_id=fid, session=s, text=text, hits=hits))
         for h in hits:
-            turns_by_session.setdefault(h, []).append((fid, _probe_text(rng, text, topic_names[t])))
+            turns_by_session.setdefault(h, []).append((fid, _probe_text(probe_rng, text, topic_names[t])))
     for s in range(n):
         for fid, txt in turns_by_session.get(s, []):
             out.turns.append(ProbeTurn(user=user, session=s, text=txt, needs=(fid,)))
         for _ in range(int(rng.integers(1, 4))):
-            out.turns.append(ProbeTurn(user=user, session=s, text=str(rng.choice(GENERIC_TURNS))))
+            out.turns.append(ProbeTurn(user=user, session=s, text=str(probe_rng.choice(GENERIC_TURNS))))
     return out
 
 
