@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.gating.rubric import DROP, KEEP, load_rubric, rubric_decision, rubric_score, rubric_words
+from toolkit.gating.rubric import (
+    DROP,
+    KEEP,
+    load_rubric,
+    rubric_decision,
+    rubric_score,
+    rubric_words,
+)
 from toolkit.gating.simulate import FILLER, KINDS, TOPICS
 from toolkit.text import stem, words
 

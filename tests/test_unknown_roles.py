@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from llm_server import Reply
+
 from toolkit.cli import main
 from toolkit.paper import fixtures_dir
 
@@ -76,7 +76,7 @@ def _stream():
 
 
 def test_gates_unknown_are_null_and_the_fallback_is_the_policys(nonjson, tmp_path: Path) -> None:
-    from toolkit.gating.policies import LLMContextAware, LLMGreedy
+    from toolkit.gating.policies import LLMGreedy
     from toolkit.llm import Gateway
 
     model = Gateway(cache_dir=str(tmp_path / "c")).model(MODEL)
@@ -164,3 +164,12 @@ def test_records_reject_answers_on_unknown() -> None:
         DriftOutput(id="a", turn=1, status="unknown", vector={}, score=None, changed=None, prompt=None)
     # older files without status read as ok
     assert AdmissionOutput.model_validate({"id": "a", "decision": "defer"}).status == "ok"
+
+
+def test_fixed_rate_keeps_unknowns_in_the_denominator() -> None:
+    from toolkit.metrics import fixed_rate
+
+    r = fixed_rate(12, 180, 192)  # a model answering 12 of 192, all right
+    assert r["rate"] == 12 / 192 and r["unknown"] == 180 and r["answered_rate"] == 1.0
+    with pytest.raises(ValueError):
+        fixed_rate(13, 180, 192)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from toolkit.diagnostics.result import Result, compare_rows
-from toolkit.metrics import bootstrap_ci, wilson_ci
+from toolkit.metrics import bootstrap_ci, fixed_rate, wilson_ci
 from toolkit.paper import fixtures_dir, paper_figures
 from toolkit.records import AdmissionInput
 from toolkit.rules.admission import REASONS, admit_detailed
@@ -95,7 +95,7 @@ def table11(scored: pd.DataFrame, paper: dict[str, Any], seed: int) -> pd.DataFr
         rows.append({"metric": label, "ours": k / n if n else float("nan"), "paper": pk / pn,
                      "n": n, "ci_low": lo, "ci_high": hi, "ours_k": f"{k}/{n}",
                      "paper_k": f"{pk}/{pn}", "boot_low": blo, "boot_high": bhi,
-                     "unknown": u, "answered_rate": k / (n - u) if n - u else float("nan")})
+                     "unknown": u, "answered_rate": fixed_rate(k, u, n)["answered_rate"]})
     return compare_rows(rows)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from toolkit.diagnostics.result import Result, compare_rows
-from toolkit.metrics import wilson_ci
+from toolkit.metrics import fixed_rate, wilson_ci
 from toolkit.paper import fixtures_dir, paper_figures
 from toolkit.records import ResolutionInput, ResolutionOutput
 from toolkit.rules.distractors import SIZES, distractor_pool, grow_library
@@ -106,18 +106,18 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
     fig = paper_figures("resolution")["figures"]
     answered = df[~df["unknown"]]
     n = len(df)
-    n_ans = len(answered)
     out = []
     for metric, col, paper in (
         ("decision accuracy", "decision_ok", fig["decision_accuracy"]),
         ("decision + target accuracy", "target_ok", fig["decision_target_accuracy"]),
     ):
         k = int(answered[col].sum())
+        fr = fixed_rate(k, int(df["unknown"].sum()), n)
         lo, hi = wilson_ci(k, n)
         out.append(
             {
                 "metric": metric,
-                "ours": k / n if n else float("nan"),
+                "ours": fr["rate"],
                 "paper": paper,
                 "n": n,
                 "ci_low": lo,
@@ -126,7 +126,7 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
                 "correct": f"{k}/{n}",
                 "paper_correct": f"{round(paper * fig['n_cases'])}/{fig['n_cases']}",
                 "unknown": int(df["unknown"].sum()),
-                "answered_rate": k / n_ans if n_ans else float("nan"),
+                "answered_rate": fr["answered_rate"],
             }
         )
     return out
