@@ -123,5 +123,7 @@ def test_llm_unknown_leaves_state_and_is_not_scored(llm_env, tmp_path):
     rec = DriftInput(id="d", turns=[Turn(user="first turn"), Turn(user="SECOND turn"), Turn(user="third")])
     outs = track_records([rec], model)
     assert [o.turn for o in outs] == [1, 2, 3]
-    assert outs[1].vector == outs[0].vector and set(outs[1].score.values()) == {0.0}
-    assert outs[1].changed == []
+    # the unknown turn is written as unknown: no vector, score, flag or prompt (never a 0 score)
+    assert outs[1].status == "unknown" and outs[1].vector is None and outs[1].score is None
+    assert outs[1].changed is None and outs[1].prompt is None
+    assert outs[0].status == outs[2].status == "ok"

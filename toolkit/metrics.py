@@ -169,3 +169,13 @@ def violation_rate(unit_verdicts: Sequence[Sequence[str]]) -> float:
     if not unit_verdicts:
         return float("nan")
     return float(np.mean([any(v == "violated" for v in unit) for unit in unit_verdicts]))
+
+
+def fixed_rate(k: int, unknown: int, n: int) -> dict[str, float | int]:
+    """A rate over ALL ``n`` items (an unknown is never a hit), ``unknown`` as its own count,
+    and the rate over the answered items as a second figure, never instead of the first."""
+    answered = n - unknown
+    if not 0 <= unknown <= n or not 0 <= k <= answered:
+        raise ValueError(f"need 0 <= k <= n - unknown and 0 <= unknown <= n (k={k}, unknown={unknown}, n={n})")
+    return {"rate": k / n if n else float("nan"), "k": k, "n": n, "unknown": unknown,
+            "answered_rate": k / answered if answered else float("nan")}
