@@ -81,3 +81,13 @@ def test_utility_with_an_embedder_adds_rows_and_retrieves_by_embedding(llm_env):
     assert any(f"by {EMB} embedding cosine" in line for line in r.text)
     assert r.meta["embedder"]["embedder"] == EMB and r.meta["embedder"]["live_texts"] > 0
     assert any(p.endswith("/embeddings") for p in llm_env.paths)
+
+
+def test_meta_analysis_verb_takes_an_embedder(llm_env, tmp_path, capsys):
+    from toolkit.datasets.jsonl import write_jsonl
+
+    src = tmp_path / "facts.jsonl"
+    write_jsonl(simulate_benchmark("S", seed=0, n_users=3, n_sessions=30), str(src))
+    assert main(["meta-analysis", str(src), "--folds", "3", "--embedder", EMB]) == 0
+    assert f"| ours ({EMB} features) |" in capsys.readouterr().out
+    assert main(["meta-analysis", str(src), "--embedder", "bert"]) == 2

@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", default=None, help="write the JSON report here")
     m.add_argument("--folds", type=int, default=5, help="k for the Self cross-validation (default 5)")
     m.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    m.add_argument("--embedder", default="tfidf", metavar="E",
+                   help="features: tfidf (the paper's protocol, default) or a sentence embedder "
+                        "(minilm, openai/<model>, ...) with the same logistic regression")
 
     d = sub.add_parser("drift", help="PAMU preference tracking over dialogue turns")
     d.add_argument("input", help="drift input JSONL ({id, turns: [{user, assistant}]})")
@@ -240,8 +243,13 @@ def cmd_meta(args: argparse.Namespace) -> int:
 
     if args.folds < 2:
         raise UsageError("--folds must be at least 2")
+    emb = None
+    if args.embedder != "tfidf":
+        from toolkit.llm import get_embedder
+
+        emb = get_embedder(args.embedder)
     facts = _read(args.facts, Fact)
-    report = meta_analysis(facts, folds=args.folds, seed=args.seed)
+    report = meta_analysis(facts, folds=args.folds, seed=args.seed, embedder=emb)
     print(format_meta(report))
     if args.json:
         atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")

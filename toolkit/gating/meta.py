@@ -194,6 +194,11 @@ def _pm(mean: float | None, std: float | None) -> str:
     return f"{mean:.3f} ± {std:.3f}" if std is not None else f"{mean:.3f}"
 
 
+def _ours_label(report: dict) -> str:
+    feats = report.get("features", "tfidf")
+    return "ours" if feats == "tfidf" else f"ours ({feats} features)"
+
+
 def format_meta(report: dict) -> str:
     """Table 1's layout: our row beside the paper's PerMemBench-S and -L rows, then per-user AUCs."""
     from toolkit.paper import paper_figures
@@ -202,7 +207,7 @@ def format_meta(report: dict) -> str:
     gap = report.get("gap")
     lines = ["| Dataset | Self AUC | LOUO AUC | Gap | users (Self/LOUO) |",
              "|---|---|---|---|---|",
-             f"| ours | {_pm(report['self_auc_mean'], report['self_auc_std'])} | "
+             f"| {_ours_label(report)} | {_pm(report['self_auc_mean'], report['self_auc_std'])} | "
              f"{_pm(report['louo_auc_mean'], report['louo_auc_std'])} | "
              f"{'n/a' if gap is None else f'{gap:.3f}'} | "
              f"{report.get('n_self', '?')}/{report.get('n_louo', '?')} of "
