@@ -10,8 +10,8 @@ so on simulated facts this baseline is measured, not handed the generator's hidd
 (``prefmem reproduce gating`` reports how well it decodes the kinds). The LLM method
 (:mod:`toolkit.gating.llm_gates`) asks a model with our own prompts.
 
-Matching is on lower-case word forms (``toolkit.text.words``), phrases as word sequences, so
-"likes" matches but "looks like" does not.
+Matching is on lower-case word forms, phrases as word sequences, so "likes" matches but
+"looks like" does not.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from importlib import resources
 from typing import Any
 
 import yaml
-
-from toolkit.text import words
 
 __all__ = ["KEEP", "DROP", "RubricScore", "rubric_score", "rubric_decision", "summarize_session",
            "context_overlap", "LEVELS", "content_words", "load_rubric", "rubric_words"]
@@ -56,6 +54,17 @@ DROP: dict[str, tuple[str, ...]] = _table("drop")
 
 _CUES = {side: {cat: tuple(tuple(c.lower().split()) for c in cues) for cat, cues in t.items()}
          for side, t in (("keep", KEEP), ("drop", DROP))}
+#: one-word cues: word -> (side, category); phrases: (" w1 w2 ", side, category)
+_SINGLE: dict[str, list[tuple[str, str]]] = {}
+_PHRASES: list[tuple[str, str, str]] = []
+for _side, _t in _CUES.items():
+    for _cat, _cues in _t.items():
+        for _q in _cues:
+            if len(_q) == 1:
+                _SINGLE.setdefault(_q[0], []).append((_side, _cat))
+            else:
+                _PHRASES.append((" " + " ".join(_q) + " ", _side, _cat))
+_WORD = re.compile(r"[a-z0-9]+(?:['\u2019-][a-z0-9]+)*")
 
 
 def rubric_words() -> frozenset[str]:
@@ -64,9 +73,9 @@ def rubric_words() -> frozenset[str]:
                      for w in c.lower().split())
 
 
-def _has(seq: list[str], cue: tuple[str, ...]) -> bool:
-    n = len(cue)
-    return any(tuple(seq[i:i + n]) == cue for i in range(len(seq) - n + 1))
+def _seq(text: str) -> list[str]:
+    """Lower-case word forms (possessive 's dropped), the unit the cues are matched on."""
+    return [w.removesuffix("'s").removesuffix("\u2019s") for w in _WORD.findall(text.lower())]
 
 
 #: capacity levels in order: bank vacant, filling, nearly full (B.1's capacity block)
@@ -103,9 +112,15 @@ class RubricScore:
 
 def rubric_score(text: str) -> RubricScore:
     """Which KEEP and DROP categories' B.1 words occur in a fact."""
-    seq = [w.lower().removesuffix("'s") for w in words(text)]
-    keep = tuple(c for c, cues in _CUES["keep"].items() if any(_has(seq, q) for q in cues))
-    drop = tuple(c for c, cues in _CUES["drop"].items() if any(_has(seq, q) for q in cues))
+    seq = _seq(text)
+    hit: set[tuple[str, str]] = set()
+    for w in seq:
+        hit.update(_SINGLE.get(w, ()))
+    if _PHRASES:
+        joined = " " + " ".join(seq) + " "
+        hit.update((side, cat) for q, side, cat in _PHRASES if q in joined)
+    keep = tuple(c for c in _CUES["keep"] if ("keep", c) in hit)
+    drop = tuple(c for c in _CUES["drop"] if ("drop", c) in hit)
     return RubricScore(keep, drop)
 
 
