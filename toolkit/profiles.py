@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from toolkit._regex import check_safe_regex
 from toolkit._yaml import line_for, load_yaml_with_lines
 from toolkit.errors import InputError
 
@@ -58,10 +59,7 @@ class Check(BaseModel):
             pat = self.pattern or self.value
             if not isinstance(pat, str) or not pat:
                 raise ValueError(f"check {self.type} needs a pattern")
-            try:
-                re.compile(pat)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a valid regular expression ({exc})") from None
+            check_safe_regex(pat)  # invalid, or exponential backtracking (ReDoS): refused
         return self
 
 
