@@ -59,14 +59,16 @@ def _cut_token(text: str, frag: str) -> str:
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with known secrets (whole, or their first 8 / last 6 characters) and anything
+    """``text`` with known secrets (whole, or the first / last 6 characters after a prefix such
+    as ``sk-proj-``) and anything
     shaped like a credential replaced by ``***``."""
     if not text:
         return text
     for s in known_secrets(secrets):
         if s in text:
             text = text.replace(s, "***")
-        for frag in {s[:8], s[-6:]} if len(s) >= 12 else set():
+        body = re.sub(r"^(?:[A-Za-z]{1,8}[-_]){1,3}", "", s)  # "sk-proj-" says nothing secret
+        for frag in {body[:6], body[-6:]} if len(body) >= 12 else set():
             if frag in text:
                 text = _cut_token(text, frag)
     for pat, rep in _PATTERNS:

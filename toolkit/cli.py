@@ -246,7 +246,7 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     from toolkit.records import AnnotatedPoint
     from toolkit.simuser.fidelity import fidelity_report, format_fidelity
 
-    target = output_target(args.json, flag="--json") if args.json else None
+    target = output_target(args.json, flag="--json") if args.json is not None else None
     points = _read(args.points, AnnotatedPoint)
     profiles = load_profiles(args.profiles)
     missing = sorted({p.annotator for p in points} - set(profiles))
@@ -268,7 +268,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
 
     if args.folds < 2:
         raise UsageError("--folds must be at least 2")
-    target = output_target(args.json, flag="--json") if args.json else None
+    target = output_target(args.json, flag="--json") if args.json is not None else None
     facts = _read(args.facts, Fact)
     if not facts:
         raise InputError(f"{args.facts}: no fact records")
