@@ -127,6 +127,18 @@ def read_text(path: str | os.PathLike, *, limit: int = MAX_LINE_BYTES) -> str:
         raise InputError(f"{p}:{line} <file>: not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
 
 
+def field_path(loc: tuple | list) -> str:
+    """``a.b.0.c`` for a location; odd key names (blank, spaces, control characters, very long)
+    are quoted so the error stays one line with a visible field."""
+    parts = []
+    for x in loc:
+        x = str(x)
+        if not x or len(x) > 60 or any(c.isspace() or not c.isprintable() or c == "." for c in x):
+            x = json.dumps(x[:60], ensure_ascii=True).replace(" ", "\\u0020")
+        parts.append(x)
+    return ".".join(parts) or "<record>"
+
+
 class _Bad(ValueError):
     pass
 
@@ -159,7 +171,7 @@ def check_value(obj: Any, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | No
     stack: list[tuple[Any, tuple, int]] = [(obj, (), 0)]
     while stack:
         v, loc, depth = stack.pop()
-        field = ".".join(str(x) for x in loc) or "<record>"
+        field = field_path(loc)
         if isinstance(v, dict):
             if depth >= max_depth:
                 return field, f"nested deeper than {max_depth} levels (limit)"

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from toolkit._io import MAX_DEPTH, MAX_YAML_ALIASES, check_value, read_text
+from toolkit._io import MAX_DEPTH, MAX_YAML_ALIASES, check_value, field_path, read_text
 from toolkit.errors import InputError
 
 #: most nodes a YAML file may expand to (aliases counted at every use)
@@ -50,7 +50,7 @@ class _LimitedLoader(yaml.SafeLoader):
 
 
 def _field(path: tuple) -> str:
-    return ".".join(str(x) for x in path) or "<root>"
+    return field_path(path) if path else "<root>"
 
 
 def _walk(loader: _LimitedLoader, node: yaml.Node, path: tuple, lines: dict[tuple, int],
@@ -83,9 +83,9 @@ def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[tuple, int]]:
     """Parse ``path``; return the data and a map from key path to 1-based line number."""
     p = Path(path)
     text = read_text(p)
-    loader = _LimitedLoader(text)
     lines: dict[tuple, int] = {}
     try:
+        loader = _LimitedLoader(text)  # the reader refuses control characters here
         try:
             node = loader.get_single_node()
             if node is None:

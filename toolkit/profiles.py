@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from toolkit._io import field_path
 from toolkit._regex import check_safe_regex
 from toolkit._yaml import line_for, load_yaml_with_lines
 from toolkit.errors import InputError
@@ -118,8 +119,8 @@ def profile_from_dict(data: Any, *, source: str = "<dict>", lines: dict | None =
         for e in exc.errors():
             loc = tuple(e.get("loc", ()))
             line = line_for(lines or {}, loc)
-            field = ".".join(str(x) for x in loc) or "<profile>"
-            msg = "unknown field (not allowed)" if e["type"] == "extra_forbidden" else e["msg"]
+            field = field_path(loc) if loc else "<profile>"
+            msg = "unknown field (not allowed)" if e["type"] == "extra_forbidden" else " ".join(e["msg"].split())
             problems.append(f"{source}:{line} {field}: {msg}")
         raise InputError(problems) from None
 

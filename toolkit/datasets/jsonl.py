@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from toolkit._io import OutputTarget, iter_text_lines, parse_json_line, write_output
+from toolkit._io import OutputTarget, field_path, iter_text_lines, parse_json_line, write_output
 from toolkit.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -21,7 +21,7 @@ def format_validation_error(path: str | os.PathLike, line: int | None, err: Vali
     where = f"{path}:{line}" if line is not None else f"{path}"
     out = []
     for e in err.errors():
-        field = ".".join(one_line(str(p)) for p in e.get("loc", ())) or "<record>"
+        field = field_path(e.get("loc", ()))
         msg = e.get("msg", "invalid")
         if e.get("type") == "extra_forbidden":
             msg = "unknown field (not allowed)"
