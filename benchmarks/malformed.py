@@ -325,7 +325,70 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int | No
         return rc, errf.read().decode("utf-8", "replace"), cpu
 
 
-def run_case(case: Case, root: Path, timeout: float) -> dict:
+PRELOAD = ("toolkit.cli", "toolkit.datasets.jsonl", "toolkit.profiles", "toolkit.records",
+           "toolkit.rules.admission", "toolkit.rules.resolution", "toolkit.drift.tracker",
+           "toolkit.gating.meta", "toolkit.simuser.fidelity", "toolkit.llm")
+
+
+def _forked(args: list[str], cwd: Path, env: dict, timeout: float) -> tuple[int | None, str, float]:
+    """Run ``toolkit.cli.main(args)`` in a forked child of this (pre-imported) process: the
+    same code path as ``python -m toolkit.cli`` without paying the imports for every case."""
+    with tempfile.TemporaryFile() as errf:
+        pid = os.fork()
+        if pid == 0:  # child
+            code = 1
+            try:
+                os.chdir(cwd)
+                os.environ.clear()
+                os.environ.update(env)
+                fd = os.open(os.devnull, os.O_RDWR)
+                os.dup2(fd, 0)
+                os.dup2(fd, 1)
+                os.dup2(errf.fileno(), 2)
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+                sys.argv = ["prefmem", *args]
+                from toolkit.cli import main as cli_main
+
+                try:
+                    code = cli_main(args)
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                except BaseException:  # what the interpreter would print
+                    import traceback
+
+                    traceback.print_exc()
+                    code = 1
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code if isinstance(code, int) else 1)
+        t0 = time.monotonic()
+        rc: int | None = None
+        cpu = 0.0
+        while True:
+            wpid, status, ru = os.wait4(pid, os.WNOHANG)
+            if wpid:
+                rc = os.waitstatus_to_exitcode(status)
+                cpu = ru.ru_utime + ru.ru_stime
+                break
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    f = fh.read().rsplit(")", 1)[1].split()
+                cpu = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+            if cpu > timeout or time.monotonic() - t0 > 6 * timeout:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                rc = None
+                break
+            time.sleep(0.02)
+        errf.seek(0)
+        return rc, errf.read().decode("utf-8", "replace"), cpu
+
+
+def run_case(case: Case, root: Path, timeout: float, fork: bool = True) -> dict:
     d = Path(tempfile.mkdtemp(prefix="malformed-"))
     try:
         materialise(case, d)
@@ -343,7 +406,10 @@ def run_case(case: Case, root: Path, timeout: float) -> dict:
             fifo_reader = threading.Thread(target=reader, daemon=True)
             fifo_reader.start()
         t0 = time.monotonic()
-        rc, err, cpu = _run(cmd, d, env, timeout)
+        if fork:
+            rc, err, cpu = _forked([case.verb, *case.args], d, env, timeout)
+        else:
+            rc, err, cpu = _run(cmd, d, env, timeout)
         dt = time.monotonic() - t0
         if case.output_kind == "fifo":
             if fifo_reader.is_alive():  # nobody opened the FIFO for writing: unblock our reader
@@ -390,11 +456,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds before a case counts as a hang")
     ap.add_argument("--only", default=None, help="run cases whose name contains this")
     ap.add_argument("--json", default=None, help="write every case's outcome here")
+    ap.add_argument("--no-fork", action="store_true",
+                    help="a fresh interpreter per case (slow) instead of forking a pre-imported one")
     args = ap.parse_args(argv)
+    if not args.no_fork:
+        sys.path.insert(0, str(Path(args.root).resolve()))
+        os.environ["PYTHONPATH"] = str(Path(args.root).resolve())
+        import importlib
+
+        for mod in PRELOAD:
+            importlib.import_module(mod)
+        assert Path(sys.modules["toolkit"].__file__).resolve().is_relative_to(Path(args.root).resolve())
     cases = [c for c in build_cases() if not args.only or args.only in c.name]
     results = []
     for c in cases:
-        r = run_case(c, Path(args.root), args.timeout)
+        r = run_case(c, Path(args.root), args.timeout, fork=not args.no_fork)
         results.append(r)
         if r["class"] != "ok":
             print(f"{r['class']:10s} {r['case']:45s} rc={r['rc']} {r['seconds']}s  {r['last'][:110]}", flush=True)
