@@ -41,8 +41,8 @@ MAX_YAML_ALIASES = 100
 
 LIMITS_HELP = (
     f"input limits: files up to {MAX_FILE_BYTES // (1024 * 1024)} MB, lines up to "
-    f"{MAX_LINE_BYTES // (1024 * 1024)} MB, nesting depth {MAX_DEPTH}, numbers up to "
-    f"{MAX_NUMBER_CHARS} characters, {MAX_YAML_ALIASES} YAML aliases per file; UTF-8 only.\n"
+    f"{MAX_LINE_BYTES // (1024 * 1024)} MB, nesting depth {MAX_DEPTH},\n"
+    f"numbers up to {MAX_NUMBER_CHARS} characters, {MAX_YAML_ALIASES} YAML aliases per file; UTF-8 only.\n"
     "bad input: one line 'file:line field: message' per problem, exit 1 (usage errors exit 2)."
 )
 

@@ -168,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="validate profiles (YAML) and JSONL inputs")
     v.add_argument("files", nargs="+", help="files to check")
+    for verb_parser in (a, s, f, m, d, v):  # the input limits, on every file-reading verb's --help
+        verb_parser.epilog = LIMITS_HELP
+        verb_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
 
 
