@@ -85,7 +85,7 @@ def generic_cases(verb: str, good: bytes, mk) -> list[Case]:
         ("not-json", {"in.jsonl": b"{id: 1, text: hello}\n"}, ["in.jsonl"]),
         ("json-array", {"in.jsonl": b"[1, 2, 3]\n"}, ["in.jsonl"]),
         ("json-string", {"in.jsonl": b"\"hello\"\n"}, ["in.jsonl"]),
-        ("truncated", {"in.jsonl": good[: len(good) // 2]}, ["in.jsonl"]),
+        ("truncated", {"in.jsonl": good[: len(good) // 2 - 3]}, ["in.jsonl"]),  # mid-line
         ("deep-array", {"in.jsonl": deep + b"\n"}, ["in.jsonl"]),
         ("deep-field", {"in.jsonl": with_(first_str, 0).replace(b"0", b"[" * 50_000 + b"]" * 50_000, 1)}, ["in.jsonl"]),
         ("deep-object", {"in.jsonl": b'{"a":' * 50_000 + b"1" + b"}" * 50_000 + b"\n"}, ["in.jsonl"]),

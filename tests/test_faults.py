@@ -254,6 +254,20 @@ def test_manifest_status_after_interrupts_and_errors(tmp_path, exc, status):
     assert man["status"] == status
 
 
+def test_full_disk_still_marks_the_manifest_failed(tmp_path, monkeypatch):
+    import toolkit.runs as runs
+
+    ctx = RunContext(out_dir=tmp_path / "d")
+    with pytest.raises(OSError):
+        with ctx.running():
+            def full(*a, **k):
+                raise OSError(28, "No space left on device")
+
+            monkeypatch.setattr(runs, "atomic_write_text", full)
+            raise OSError(28, "No space left on device")
+    assert json.loads((tmp_path / "d" / "manifest.json").read_text())["status"] == "failed"
+
+
 def test_sigterm_leaves_manifest_interrupted(tmp_path):
     code = ("import signal, sys, time\nfrom toolkit.cli import _on_sigterm\nfrom toolkit.runs import RunContext\n"
             "signal.signal(signal.SIGTERM, _on_sigterm)\n"

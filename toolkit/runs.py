@@ -316,8 +316,23 @@ class RunContext:
         extra = {"error": redact(f"{exc.__class__.__name__}: {exc}")[:1000]} if exc is not None else None
         try:
             self.write_manifest(status=status, extra=extra)
-        except (OSError, PrefmemError):  # e.g. the disk is full: keep the original error
-            pass
+        except (OSError, PrefmemError):  # e.g. the disk is full: patch the status in place
+            self._patch_status_in_place()
+
+    def _patch_status_in_place(self) -> None:
+        """Overwrite ``"running"`` by ``"failed" `` (same length: no new disk blocks needed)."""
+        man = self.out_dir / "manifest.json"
+        try:
+            with open(man, "r+b") as fh:
+                data = fh.read()
+                i = data.find(b'"status": "running"')
+                if i >= 0:
+                    fh.seek(i)
+                    fh.write(b'"status": "failed" ')
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        except OSError:
+            pass  # nothing more can be done; the original error is re-raised by the caller
 
     def map_items(
         self,
