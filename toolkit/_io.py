@@ -38,11 +38,15 @@ MAX_DEPTH = 32
 MAX_NUMBER_CHARS = 64
 #: most YAML aliases (``*name``) in one file; alias bombs expand exponentially
 MAX_YAML_ALIASES = 100
+#: longest text field in a record (characters); a 1 MB "correction" is not one, and the offline
+#: readers, linear as they are, take tens of seconds on it
+MAX_TEXT_CHARS = 200_000
 
 LIMITS_HELP = (
     f"input limits: files up to {MAX_FILE_BYTES // (1024 * 1024)} MB, lines up to "
     f"{MAX_LINE_BYTES // (1024 * 1024)} MB, nesting depth {MAX_DEPTH},\n"
-    f"numbers up to {MAX_NUMBER_CHARS} characters, {MAX_YAML_ALIASES} YAML aliases per file; UTF-8 only.\n"
+    f"text fields up to {MAX_TEXT_CHARS} characters, numbers up to {MAX_NUMBER_CHARS} characters, "
+    f"{MAX_YAML_ALIASES} YAML aliases per file;\nUTF-8 only.\n"
     "bad input: one line 'file:line field: message' per problem, exit 1 (usage errors exit 2)."
 )
 
@@ -185,6 +189,8 @@ def check_value(obj: Any, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | No
                 return field, f"nested deeper than {max_depth} levels (limit)"
             stack.extend((x, loc + (i,), depth + 1) for i, x in enumerate(v))
         elif isinstance(v, str):
+            if len(v) > MAX_TEXT_CHARS:
+                return field, f"text of {len(v)} characters (limit {MAX_TEXT_CHARS})"
             if "\x00" in v:
                 return field, "text holds a NUL character"
             try:
