@@ -28,6 +28,8 @@ class Reply:
     body: dict | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    raw: bytes | None = None  # sent verbatim instead of JSON (e.g. an HTML error page with 200)
+    reset: bool = False  # drop the connection without answering (connection reset)
 
     def payload(self) -> dict:
         if self.body is not None:
@@ -95,7 +97,14 @@ class FakeLLMServer:
                         reply = outer.handler(req) if outer.handler else Reply(status=500, body={"error": "no reply scripted"})
                     if reply.delay:
                         time.sleep(reply.delay)
-                    data = json.dumps(reply.payload()).encode()
+                    if reply.reset:
+                        import socket
+                        import struct
+
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.close_connection = True
+                        return
+                    data = reply.raw if reply.raw is not None else json.dumps(reply.payload()).encode()
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))

@@ -34,12 +34,12 @@ def reproduce(
         out_dir = Path(out) / name
     ctx = RunContext(out_dir=out_dir, models=models, seed=seed, gateway=gateway or Gateway(),
                      data_dir=default_data_dir(), quick=quick, options=options)
-    ctx.prepare()
     try:
-        result = get(name)(ctx)
-        if out is not None:
-            result.write(out_dir)
-            ctx.write_manifest(status="complete", extra={"result": result.meta})
+        with ctx.running():
+            result = get(name)(ctx)
+            if out is not None:
+                result.write(out_dir)
+            ctx.complete(extra={"result": result.meta})
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from toolkit._io import LIMITS_HELP, output_target
 from toolkit.errors import InputError, PrefmemError, UsageError
 
 EPILOG = """\
@@ -20,7 +23,7 @@ Examples:
   prefmem reproduce                         # every diagnostic, offline, into results/
   prefmem reproduce admission --model offline --model openai/gpt-4o-mini
   prefmem validate profiles/*.yaml fixtures/admission/heldout.jsonl
-"""
+""" + LIMITS_HELP + "\n"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,6 +31,43 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
+    if v < 1 or len(s) > 12:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 10^12, got {s!r}")
+    return v
+
+
+def _seed(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
+    if not 0 <= v < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a seed from 0 to 2^32-1, got {s!r}")
+    return v
+
+
+def _finite(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {s!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {s!r}")
+    return v
+
+
+def _positive(s: str) -> float:
+    v = _finite(s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {s!r}")
+    return v
 
 
 def _add_model_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
@@ -40,15 +80,15 @@ def _add_model_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
     g.add_argument("--cache-mode", default="use", choices=["use", "refresh", "replay", "off"],
                    help="LLM response cache: use (default), refresh, replay (no network), off")
     g.add_argument("--cache-dir", default=None, help="cache folder (default $PREFMEM_CACHE_DIR)")
-    g.add_argument("--concurrency", type=int, default=8, help="concurrent LLM calls (default 8)")
-    g.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt (default 120)")
-    g.add_argument("--deadline", type=float, default=None, help="seconds for the whole run's LLM calls")
+    g.add_argument("--concurrency", type=_positive_int, default=8, help="concurrent LLM calls (default 8)")
+    g.add_argument("--timeout", type=_positive, default=120.0, help="seconds per attempt (default 120)")
+    g.add_argument("--deadline", type=_positive, default=None, help="seconds for the whole run's LLM calls")
     g.add_argument("--response-format", default="json_schema",
                    choices=["json_schema", "json_object", "none"],
                    help="how the schema is sent: json_schema (OpenAI), json_object (llama.cpp)")
     g.add_argument("--prices", default=None, metavar="JSON",
                    help='price table {"model": [usd_per_1M_in, usd_per_1M_out]} for the usage ledger')
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
 
 def _gateway(args: argparse.Namespace):
@@ -57,8 +97,10 @@ def _gateway(args: argparse.Namespace):
     prices = None
     if getattr(args, "prices", None):
         try:
-            prices = {k: tuple(v) for k, v in json.loads(Path(args.prices).read_text()).items()}
-        except (OSError, ValueError, TypeError) as exc:
+            from toolkit._io import parse_json_line, read_text
+
+            prices = {k: tuple(v) for k, v in parse_json_line(read_text(args.prices), args.prices).items()}
+        except (ValueError, TypeError, AttributeError) as exc:
             raise InputError(f"{args.prices}: not a price table ({exc})") from None
     return Gateway(
         cache_dir=args.cache_dir, cache_mode=args.cache_mode, max_concurrency=args.concurrency,
@@ -116,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("meta-analysis", help="TF-IDF Self vs leave-one-user-out AUC")
     m.add_argument("facts", help="fact records JSONL")
     m.add_argument("--json", default=None, help="write the JSON report here")
-    m.add_argument("--folds", type=int, default=5, help="k for the Self cross-validation (default 5)")
-    m.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    m.add_argument("--folds", type=_positive_int, default=5, help="k for the Self cross-validation (default 5)")
+    m.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     m.add_argument("--embedder", default="tfidf", metavar="E",
                    help="features: tfidf (the paper's protocol, default) or a sentence embedder "
                         "(minilm, openai/<model>, ...) with the same logistic regression")
@@ -125,10 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("drift", help="PAMU preference tracking over dialogue turns")
     d.add_argument("input", help="drift input JSONL ({id, turns: [{user, assistant}]})")
     d.add_argument("-o", "--output", default="-", help="output JSONL (default stdout)")
-    d.add_argument("--window", type=int, default=None, help="sliding window W")
-    d.add_argument("--beta", type=float, default=None, help="EMA decay beta")
-    d.add_argument("--fuse", type=float, default=None, help="fusion weight lambda on SW")
-    d.add_argument("--threshold", type=float, default=None, help="change threshold delta")
+    d.add_argument("--window", type=_positive_int, default=None, help="sliding window W (>= 1)")
+    d.add_argument("--beta", type=_finite, default=None, help="EMA decay beta, in (0, 1)")
+    d.add_argument("--fuse", type=_finite, default=None, help="fusion weight lambda on SW, in [0, 1]")
+    d.add_argument("--threshold", type=_positive, default=None, help="change threshold delta (> 0)")
     _add_model_args(d)
 
     for verb, helptext, shape in (
@@ -144,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="validate profiles (YAML) and JSONL inputs")
     v.add_argument("files", nargs="+", help="files to check")
+    for verb_parser in (a, s, f, m, d, v):  # the input limits, on every file-reading verb's --help
+        verb_parser.epilog = LIMITS_HELP
+        verb_parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
 
 
@@ -155,9 +200,7 @@ def _read(path: str, kind: type) -> list:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from toolkit.datasets.jsonl import format_validation_error, iter_json_objects
+    from toolkit.datasets.jsonl import iter_json_objects, one_line, validate_objects
     from toolkit.profiles import load_profile
     from toolkit.records import RECORD_KINDS, guess_kind
 
@@ -170,19 +213,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
             except InputError as exc:
                 problems.extend(exc.problems)
             continue
-        if not path.exists():
-            problems.append(f"{path}: file not found")
+        file_problems: list[str] = []
+        try:
+            pairs = list(iter_json_objects(path, file_problems))
+        except InputError as exc:
+            problems.extend(exc.problems)
             continue
-        kind = None
-        for i, obj in iter_json_objects(path, problems):
-            kind = kind or guess_kind(obj)
-            if kind is None:
-                problems.append(f"{path}:{i} <record>: unknown record kind (keys: {', '.join(sorted(obj))})")
-                break
-            try:
-                RECORD_KINDS[kind].model_validate(obj)
-            except ValidationError as exc:
-                problems.extend(format_validation_error(path, i, exc))
+        kind = next((guess_kind(o) for _, o in pairs if guess_kind(o)), None)
+        if kind is None and pairs:
+            i, obj = pairs[0]
+            keys = one_line(", ".join(sorted(obj)))
+            file_problems.append(f"{path}:{i} <record>: unknown record kind (keys: {keys})")
+        elif kind is not None:
+            validate_objects(path, pairs, RECORD_KINDS[kind], file_problems)
+        problems.extend(file_problems)
     for line in problems:
         print(line, file=sys.stderr)
     if not problems:
@@ -195,10 +239,11 @@ def cmd_admit(args: argparse.Namespace) -> int:
     from toolkit.records import AdmissionInput
     from toolkit.rules.admission import admit_records
 
+    target = output_target(args.output)
     records = _read(args.input, AdmissionInput)
     gw = _gateway(args)
     out = admit_records(records, gw.model(args.model), seed=args.seed)
-    write_jsonl(out, args.output)
+    write_jsonl(out, target)
     _ledger(gw)
     return 0
 
@@ -208,20 +253,21 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from toolkit.records import ResolutionInput
     from toolkit.rules.resolution import resolve_records
 
+    target = output_target(args.output)
     records = _read(args.input, ResolutionInput)
     gw = _gateway(args)
     out = resolve_records(records, gw.model(args.model), seed=args.seed)
-    write_jsonl(out, args.output)
+    write_jsonl(out, target)
     _ledger(gw)
     return 0
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from toolkit.datasets.jsonl import atomic_write_text
     from toolkit.profiles import load_profiles
     from toolkit.records import AnnotatedPoint
     from toolkit.simuser.fidelity import fidelity_report, format_fidelity
 
+    target = output_target(args.json, flag="--json") if args.json is not None else None
     points = _read(args.points, AnnotatedPoint)
     profiles = load_profiles(args.profiles)
     missing = sorted({p.annotator for p in points} - set(profiles))
@@ -229,43 +275,52 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         raise InputError(f"{args.profiles}: no profile for annotator(s) {', '.join(missing)}")
     gw = _gateway(args)
     report = fidelity_report(points, profiles, gw.model(args.model), seed=args.seed)
-    print(format_fidelity(report))
-    if args.json:
-        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    if target is not None:
+        target.write(json.dumps(report, indent=2) + "\n")
+    if target is None or target.mode != "stdout":
+        print(format_fidelity(report))
     _ledger(gw)
     return 0
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from toolkit.datasets.jsonl import atomic_write_text
     from toolkit.gating.meta import format_meta, meta_analysis
     from toolkit.records import Fact
 
     if args.folds < 2:
         raise UsageError("--folds must be at least 2")
+    target = output_target(args.json, flag="--json") if args.json is not None else None
+    facts = _read(args.facts, Fact)
+    if not facts:
+        raise InputError(f"{args.facts}: no fact records")
     emb = None
     if args.embedder != "tfidf":
         from toolkit.llm import get_embedder
 
         emb = get_embedder(args.embedder)
-    facts = _read(args.facts, Fact)
     report = meta_analysis(facts, folds=args.folds, seed=args.seed, embedder=emb)
-    print(format_meta(report))
-    if args.json:
-        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    if target is not None:
+        target.write(json.dumps(report, indent=2) + "\n")
+    if target is None or target.mode != "stdout":
+        print(format_meta(report))
     return 0
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
     from toolkit.datasets.jsonl import write_jsonl
-    from toolkit.drift.tracker import track_records
+    from toolkit.drift.tracker import make_config, track_records
     from toolkit.records import DriftInput
 
-    records = _read(args.input, DriftInput)
     params = {k: getattr(args, k) for k in ("window", "beta", "fuse", "threshold") if getattr(args, k) is not None}
+    try:
+        make_config(**params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    target = output_target(args.output)
+    records = _read(args.input, DriftInput)
     gw = _gateway(args)
     out = track_records(records, gw.model(args.model), **params)
-    write_jsonl(out, args.output)
+    write_jsonl(out, target)
     _ledger(gw)
     return 0
 
@@ -341,15 +396,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,
                          data_dir=data_dir, resume=args.resume, quick=args.quick, options=options)
-        ctx.prepare()
-        t0 = time.monotonic()
-        try:
+        with ctx.running():  # lock, manifest "running" -> complete / interrupted / failed
+            t0 = time.monotonic()
             result = diagnostics.get(name)(ctx)
             result.write(ctx.out_dir)
-        except BaseException:
-            ctx.write_manifest(status="failed")
-            raise
-        ctx.write_manifest(status="complete", extra={"result": result.meta})
+            ctx.complete(extra={"result": result.meta})
         print(result.summary())
         print(f"[{name}] wrote {ctx.out_dir} in {time.monotonic() - t0:.1f}s\n")
     _ledger(gw)
@@ -368,27 +419,60 @@ VERBS = {
 }
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so runs unwind (manifest ``interrupted``, locks freed)."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def _say(text: str) -> None:
+    """Print to stderr with anything that looks like a credential redacted."""
+    from toolkit._redact import redact
+
+    print(redact(text), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.verb:
         parser.print_help()
         return 2
+    import warnings
+
+    from toolkit._redact import install_warning_format
+
+    install_warning_format()
+    old_term = None
     try:
-        return VERBS[args.verb](args)
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (e.g. called from a test harness thread)
+        pass
+    try:
+        with warnings.catch_warnings():
+            return VERBS[args.verb](args)
     except UsageError as exc:
-        print(f"prefmem {args.verb}: error: {exc}", file=sys.stderr)
+        _say(f"prefmem {args.verb}: error: {exc}")
         return 2
     except InputError as exc:
         for line in exc.problems:
-            print(line, file=sys.stderr)
+            _say(line)
         return 1
     except PrefmemError as exc:
-        print(f"prefmem {args.verb}: {exc}", file=sys.stderr)
+        _say(f"prefmem {args.verb}: {exc}")
         return 1
-    except KeyboardInterrupt:
-        print(f"prefmem {args.verb}: interrupted; finished items are kept (rerun with --resume)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        if args.verb == "reproduce":
+            _say(f"prefmem reproduce: {what}; finished items are kept (rerun with --resume)")
+        else:
+            _say(f"prefmem {args.verb}: {what}; nothing was written")
+        return 143 if isinstance(exc, Terminated) else 130
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
 
 
 if __name__ == "__main__":

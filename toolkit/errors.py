@@ -21,3 +21,11 @@ class UsageError(PrefmemError):
 
 class ConfigChangedError(PrefmemError):
     """``--resume`` asked for a run whose configuration differs from the stored one."""
+
+
+class PrefmemWarning(UserWarning):
+    """Something degraded but the run goes on (shown once, as one line)."""
+
+
+class LockedError(PrefmemError):
+    """Another run holds the output directory."""

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from toolkit._io import field_path
+from toolkit._regex import check_safe_regex
 from toolkit._yaml import line_for, load_yaml_with_lines
 from toolkit.compliance._structured import CHECK_TYPES as _CHECK_TYPES
 from toolkit.compliance._structured import NEEDS_INT as _NEEDS_INT
@@ -56,10 +58,7 @@ class Check(BaseModel):
             pat = self.pattern or self.value
             if not isinstance(pat, str) or not pat:
                 raise ValueError(f"check {self.type} needs a pattern")
-            try:
-                re.compile(pat)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a valid regular expression ({exc})") from None
+            check_safe_regex(pat)  # invalid, or exponential backtracking (ReDoS): refused
         return self
 
 
@@ -118,8 +117,8 @@ def profile_from_dict(data: Any, *, source: str = "<dict>", lines: dict | None =
         for e in exc.errors():
             loc = tuple(e.get("loc", ()))
             line = line_for(lines or {}, loc)
-            field = ".".join(str(x) for x in loc) or "<profile>"
-            msg = "unknown field (not allowed)" if e["type"] == "extra_forbidden" else e["msg"]
+            field = field_path(loc) if loc else "<profile>"
+            msg = "unknown field (not allowed)" if e["type"] == "extra_forbidden" else " ".join(e["msg"].split())
             problems.append(f"{source}:{line} {field}: {msg}")
         raise InputError(problems) from None
 

@@ -434,7 +434,9 @@ class CommitFormat(Check):
         return "commit message format"
 
 
-_AMOUNT_RX = re.compile(r"(?:[\u20ac$\u00a3]\s?(\d[\d,]*(?:\.\d+)?))|(?:(\d[\d,]*(?:\.\d+)?)\s?(?:\u20ac|eur\b|euros?\b|"
+# (?<!\d): an amount without a leading symbol starts where its digits start (linear on long
+# digit runs; quadratic before)
+_AMOUNT_RX = re.compile(r"(?:[\u20ac$\u00a3]\s?(\d[\d,]*(?:\.\d+)?))|(?:(?<!\d)(\d[\d,]*(?:\.\d+)?)\s?(?:\u20ac|eur\b|euros?\b|"
                         r"usd\b|dollars?\b|\$|\u00a3|gbp\b|pounds?\b))", re.I)
 
 
@@ -509,7 +511,7 @@ def _looks_like_steps(view: View) -> bool:
     """Instructions: several imperative clauses or sequence words (first, then, next, finally)."""
     seq = len(re.findall(r"\b(then|next|after that|afterwards|finally|first|second|third|lastly)\b",
                          view.prose.lower()))
-    clauses = re.split(r"[,;.:]\s*|\s+(?:and|then|and then)\s+", view.prose)
+    clauses = re.split(r"[,;.:]\s*|(?<!\s)\s+(?:and|then|and then)\s+", view.prose)  # linear on space runs
     imp = sum(1 for c in clauses if _IMPERATIVE.match(c))
     if imp >= 1 and re.search(r"^\s*how (do|can|should|would) (i|we|you)\b|\bhow to\b|\bsteps?\b|\bset ?up\b",
                               view.task.lower()):

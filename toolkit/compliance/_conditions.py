@@ -187,12 +187,16 @@ _DELIVERY_COND = re.compile(
     r"upgrad|bump|migrat)\w*")  # what the agent did shows in the delivery
 _NUMBERS = re.compile(r"(?<![\w.])[$\u20ac\u00a3]?\d[\d,]*(?:\.\d+)?\s?(?:%|k\b|m\b)?")
 _MONEY = (r"[$\u20ac\u00a3]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:euros?|eur|dollars?|usd|pounds?|gbp|k\b)")
+#: a file name; the bounded run keeps it linear on a long word (same matches under 256 chars)
+_FILE_RX = re.compile(r"[\w\-/]{1,256}\.\w{1,5}\b")
 _PATH_COND = re.compile(r"(?<![\w/])((?:[\w.-]+/)+)(?=[\s,.;)]|$)")
 
 
 def _paths_said(view: View) -> list[str]:
     """Workspace paths plus paths the task or reply names."""
-    rx = r"[\w\-./]+/[\w\-.]+|[\w\-]+\.\w{1,5}\b"
+    # bounded runs: the same matches for paths under 256 characters, linear time on a long
+    # word (unbounded, every start position rescanned the word: quadratic)
+    rx = r"[\w\-./]{1,256}/[\w\-.]+|[\w\-]{1,256}\.\w{1,5}\b"
     return [p.lower() for p in (view.artifacts or {})] + [p.lower() for p in re.findall(rx, view.task + "\n" +
                                                                                      view.reply)]
 
@@ -320,9 +324,9 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
     # "Not homework, just practice": a negated word in the task does not count for the condition
     ctx_low = re.sub(r"\b(?:not|no|never|isn't|aren't|wasn't|without)\s+(?:a\s+|an\s+|the\s+|my\s+)?[\w-]+", " ", ctx.lower())
     ctx_stems = {t.stem for t in tx.tokens(ctx_low)}
-    paths = [p.lower() for p in (view.artifacts or {})] + re.findall(r"[\w\-/]+\.\w{1,5}\b", view.task.lower())
+    paths = [p.lower() for p in (view.artifacts or {})] + re.findall(_FILE_RX, view.task.lower())
     if wide:
-        paths += re.findall(r"[\w\-/]+\.\w{1,5}\b", view.reply.lower())
+        paths += re.findall(_FILE_RX, view.reply.lower())
     if re.search(r"\b(several|multiple|many|multi|longer than (one|a) day|more than (one|a) day|multi-day|"
                  r"overnight|days|nights)\b", low) and re.search(r"\b(days?|nights?|trip|stay|itinerar)", low):
         m = re.search(r"\b(?:more than|over|longer than)\s+(\w+)\s+(days?|nights?)|\b(\w+)\s+(?:or more|\+)\s+(days?|nights?)|"

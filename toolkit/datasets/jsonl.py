@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from toolkit._io import OutputTarget, field_path, iter_text_lines, parse_json_line, write_output
 from toolkit.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -22,54 +21,99 @@ def format_validation_error(path: str | os.PathLike, line: int | None, err: Vali
     where = f"{path}:{line}" if line is not None else f"{path}"
     out = []
     for e in err.errors():
-        field = ".".join(str(p) for p in e.get("loc", ())) or "<record>"
+        field = field_path(e.get("loc", ()))
         msg = e.get("msg", "invalid")
         if e.get("type") == "extra_forbidden":
             msg = "unknown field (not allowed)"
-        out.append(f"{where} {field}: {msg}")
+        out.append(f"{where} {field}: {one_line(msg)}")
     return out
 
 
-def iter_json_objects(path: Path, problems: list[str]):
-    """Yield ``(line_no, object)`` for each JSON object line; bad lines go to ``problems``."""
-    with path.open(encoding="utf-8") as fh:
-        for i, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{i} <record>: not valid JSON ({exc.msg})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{i} <record>: expected a JSON object")
-                continue
-            yield i, obj
+def one_line(s: str, limit: int = 200) -> str:
+    """``s`` with control characters escaped and cut to ``limit``: it must fit on one line."""
+    if s.isprintable() and len(s) <= limit:
+        return s
+    esc = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s[:limit])
+    return esc + ("..." if len(s) > limit else "")
 
 
-def read_jsonl(path: str | os.PathLike, model: type[M]) -> list[M]:
-    """Read every line of ``path`` as ``model``; raise InputError listing every bad line."""
+#: fields that identify a record, by model name, when it is not ``id`` (duplicates are refused)
+RECORD_KEYS: dict[str, tuple[str, ...]] = {"Fact": ("user", "fact_id")}
+#: most problems listed for one file (the rest are counted)
+MAX_PROBLEMS = 50
+
+
+def record_key_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields whose values must be unique across a file of ``model`` records."""
+    if model.__name__ in RECORD_KEYS:
+        return RECORD_KEYS[model.__name__]
+    return ("id",) if "id" in model.model_fields else ()
+
+
+def iter_json_objects(path: str | os.PathLike, problems: list[str]):
+    """Yield ``(line_no, object)`` for each JSON object line; bad lines go to ``problems``.
+
+    File-level problems (missing, a directory, binary, not UTF-8, over a size limit) raise
+    :class:`InputError` at once; line-level ones are collected and the reading goes on.
+    """
     p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: file not found")
-    records: list[M] = []
-    problems: list[str] = []
-    seen_ids: dict[str, int] = {}
-    for i, obj in iter_json_objects(p, problems):
-        try:
-            rec = model.model_validate(obj)
-        except ValidationError as exc:
-            problems.extend(format_validation_error(p, i, exc))
+    for i, raw in iter_text_lines(p):
+        if not raw.strip():
             continue
-        rid = obj.get("id")
-        if isinstance(rid, str):
-            if rid in seen_ids:
-                problems.append(f"{p}:{i} id: duplicate id {rid!r} (first on line {seen_ids[rid]})")
+        try:
+            obj = parse_json_line(raw, f"{p}:{i}")
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"{p}:{i} <record>: expected a JSON object, got {type(obj).__name__}")
+            continue
+        yield i, obj
+
+
+def _capped(problems: list[str], path: Path) -> list[str]:
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    return problems[:MAX_PROBLEMS] + [f"{path}: ... and {len(problems) - MAX_PROBLEMS} more problems"]
+
+
+def validate_objects(path: Path, pairs, model: type[M], problems: list[str],
+                     key_fields: tuple[str, ...] | None = None) -> list[M]:
+    """Validate ``(line, object)`` pairs as ``model``; refuse duplicate keys; collect problems."""
+    keys = record_key_fields(model) if key_fields is None else key_fields
+    seen: dict[tuple, int] = {}
+    records: list[M] = []
+    for i, obj in pairs:
+        try:
+            # strict: "5" is not an int, true is not a number (JSON types as written)
+            rec = model.model_validate_json(json.dumps(obj), strict=True)
+        except ValidationError as exc:
+            problems.extend(format_validation_error(path, i, exc))
+            continue
+        if keys:
+            k = tuple(obj.get(f) for f in keys)
+            if k in seen:
+                shown = ", ".join(f"{f}={v!r}" for f, v in zip(keys, k, strict=True))
+                problems.append(f"{path}:{i} {keys[-1]}: duplicate {shown} (first on line {seen[k]})")
                 continue
-            seen_ids[rid] = i
+            seen[k] = i
         records.append(rec)
+    return records
+
+
+def read_jsonl(path: str | os.PathLike, model: type[M], *,
+               key_fields: tuple[str, ...] | None = None) -> list[M]:
+    """Read every line of ``path`` as ``model``; raise InputError listing every bad line.
+
+    The one loader for every verb: UTF-8 only, the limits of :mod:`toolkit._io` (size, line
+    length, depth, number length), unknown fields refused, duplicate ids refused (``id``, or
+    ``user`` + ``fact_id`` for facts; override with ``key_fields``).
+    """
+    p = Path(path)
+    problems: list[str] = []
+    records = validate_objects(p, iter_json_objects(p, problems), model, problems, key_fields)
     if problems:
-        raise InputError(problems)
+        raise InputError(_capped(problems, p))
     return records
 
 
@@ -83,30 +127,11 @@ def dump_records(records: Iterable[BaseModel | dict]) -> str:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never half-written."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be shared
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``text`` to ``path`` never half-written: a regular file is replaced atomically, a
+    symlink's target is written (the link stays), a FIFO or device is written through."""
+    write_output(path, text)
 
 
-def write_jsonl(records: Iterable[BaseModel | dict], out: str | os.PathLike | None) -> None:
-    """Write records to ``out`` atomically, or to stdout when ``out`` is None or ``-``."""
-    text = dump_records(records)
-    if out is None or str(out) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        atomic_write_text(out, text)
+def write_jsonl(records: Iterable[BaseModel | dict], out: str | os.PathLike | OutputTarget | None) -> None:
+    """Write records to ``out`` (a path, ``-``/None for stdout, or a checked OutputTarget)."""
+    write_output(out, dump_records(records))

@@ -73,10 +73,17 @@ class Outcome(Generic[T]):
         return self.status == "ok"
 
 
+class BadReplyError(LLMError):
+    """A 200 reply whose body is not a chat completion (HTML error page, truncated JSON)."""
+
+
 def _redact(text: str, secret: str | None) -> str:
-    if secret and len(secret) >= 4:
+    """``text`` with the key, partial keys, credentials in URLs and bearer tokens masked."""
+    from toolkit._redact import redact
+
+    if secret and 4 <= len(secret) < 8:
         text = text.replace(secret, "***")
-    return re.sub(r"sk-[A-Za-z0-9_\-]{6,}", "sk-***", text)
+    return redact(text, [secret])
 
 
 def _strip_fences(content: str) -> str:
@@ -252,13 +259,31 @@ class ChatModel:
                 bar.update(1)
             return out
 
+        tasks = [asyncio.ensure_future(one(r)) for r in requests]
         try:
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+            # the first failure (401, gave up after 429s, replay miss) stops the others cleanly:
+            # cancelled and awaited before the client closes, so no shutdown tracebacks
+            if tasks:
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            failed = next((t for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
+            if failed is not None:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise failed.exception()
+            return [t.result() for t in tasks]
         finally:
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
             if bar is not None:
                 bar.close()
             if client is not None:
-                await client.close()
+                try:
+                    await client.close()
+                except Exception:  # noqa: BLE001 - closing must not mask the real error
+                    pass
 
     # -- internals -----------------------------------------------------------------------
     def _client(self):
@@ -322,13 +347,19 @@ class ChatModel:
         error = None
         convo = list(messages)
         for attempt in range(2):
-            content, usage = await self._complete(client, convo, params)
+            bad = None
+            try:
+                content, usage = await self._complete(client, convo, params)
+            except BadReplyError as exc:  # a 200 that is not a completion: unknown, with the reason
+                content, usage, bad = None, (0, 0), str(exc)
             tokens_in += usage[0]
             tokens_out += usage[1]
             try:
+                if bad is not None:
+                    raise ValueError(bad)
                 value = parse_structured(content, req.schema)
             except ValueError as exc:
-                error = str(exc)
+                error = _redact(str(exc), self.spec.api_key)
                 convo = convo + [
                     {"role": "assistant", "content": content or ""},
                     {
@@ -353,11 +384,21 @@ class ChatModel:
 
     async def _complete(self, client, messages: list[dict], params: dict) -> tuple[str | None, tuple[int, int]]:
         """One logical chat request through the retry layer."""
-        resp = await with_retries(
-            self.spec, self.gateway,
-            lambda timeout: client.chat.completions.create(
-                model=self.spec.name, messages=messages, timeout=timeout, **params),
-        )
+        import openai
+
+        async def send(timeout: float):
+            try:
+                return await client.chat.completions.create(
+                    model=self.spec.name, messages=messages, timeout=timeout, **params)
+            except (json.JSONDecodeError, UnicodeDecodeError, openai.APIResponseValidationError) as exc:
+                raise BadReplyError(
+                    f"the server answered HTTP 200 with a body that is not a chat completion "
+                    f"({_redact(str(exc), self.spec.api_key)[:160]})") from None
+
+        resp = await with_retries(self.spec, self.gateway, send)
+        if isinstance(resp, str | bytes):  # some clients hand back a non-JSON body as text
+            raise BadReplyError("the server answered HTTP 200 with text, not JSON: "
+                                f"{_redact(str(resp), self.spec.api_key)[:120]!r}")
         choices = getattr(resp, "choices", None)
         if not choices:
             return None, _usage(resp)

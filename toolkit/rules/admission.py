@@ -78,9 +78,29 @@ _REJECT = re.compile(
     r"(?i)\b(?:instead of|rather than|not|don'?t|do not|never|avoid|no more|stop|without)\s+"
     r"([^,.;:!?]+)"
 )
-_ACCEPT = re.compile(
-    r"(?i)([^,.;:!?]+?)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|acceptable|allowed|alright|good)\b"
+# "X is fine": the tail is found first (anchored at the start of a whitespace run), then the
+# clause start is looked up backwards. The old one-regex form ``([^,.;:!?]+?)\s+(?:is|are)...``
+# retried the lazy group from every position: quadratic (80 KB took 66 s).
+_ACCEPT_TAIL = re.compile(
+    r"(?i)(?<!\s)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|acceptable|allowed|alright|good)\b"
 )
+_CLAUSE_PUNCT = re.compile(r"[,.;:!?]")
+
+
+def _accept_search(text: str) -> str | None:
+    """The clause before the first "is/are fine|ok|acceptable|..." (as the old regex's group 1)."""
+    p = scan = 0
+    for m in _ACCEPT_TAIL.finditer(text):
+        q = m.start()
+        for pm in _CLAUSE_PUNCT.finditer(text, scan, q):  # each character looked at once
+            p = pm.end()
+        scan = q
+        if q > p:
+            return text[p:q]
+        run = len(m.group(0)) - len(m.group(0).lstrip())
+        if run >= 2:  # the old regex took one whitespace character as the clause
+            return text[q:q + 1]
+    return None
 
 
 @dataclass(frozen=True)
@@ -173,8 +193,8 @@ def _resolve_reference(behavior: str | None, context: Sequence[Message] | None) 
 def _rejected_acceptable(text: str) -> tuple[str | None, str | None]:
     """What the user rejects and what stays acceptable, as exact substrings when found."""
     r = _REJECT.search(text)
-    a = _ACCEPT.search(text)
-    return (r.group(1).strip() if r else None), (a.group(1).strip() if a else None)
+    a = _accept_search(text)
+    return (r.group(1).strip() if r else None), (a.strip() if a is not None else None)
 
 
 def allowed_decisions(cues: Cues, signal: bool, text: str = "") -> tuple[tuple[Decision, ...], str]:

@@ -418,7 +418,12 @@ _ONE_OFF = re.compile(
 _SAME_LENGTH = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "}
 )
-_SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\s+[-\u2013\u2014]+\s+|\n+")
+# the dash branch starts only at the start of a whitespace run ((?<!\s)): same splits, but a
+# long run of spaces is no longer retried from every position (quadratic: 40 KB took 53 s)
+#: how far back a cue looks for its sentence's start: scanning back to the sentence start for
+#: every cue was quadratic on long unpunctuated text (a 1 MB message); real sentences are shorter
+_LOOKBACK = 1000
+_SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|(?<!\s)\s+[-\u2013\u2014]+\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -560,7 +565,7 @@ _WISH_BEFORE = re.compile(
 
 def _is_fronted(text: str, pos: int, scoped: list[Span]) -> bool:
     """Whether ``pos`` opens its sentence (after at most lead-ins and scope/duration phrases)."""
-    start = max(text.rfind(ch, 0, pos) for ch in ".!?;:\n") + 1
+    start = max(max(text.rfind(ch, 0, pos) for ch in ".!?;:\n") + 1, pos - _LOOKBACK)
     prefix = list(text[start:pos])
     for s in scoped:
         for i in range(max(s.start, start), min(s.end, pos)):
@@ -571,7 +576,7 @@ def _is_fronted(text: str, pos: int, scoped: list[Span]) -> bool:
 def _fronted_clause_end(text: str, start: int, end: int) -> int:
     """Cut a comma-less fronted condition where the imperative main clause begins."""
     for m in _MAIN_VERB.finditer(text, start, end):
-        before = re.findall(r"[\w'/-]+", text[start : m.start()])
+        before = re.findall(r"[\w'/-]+", text[max(start, m.start() - _LOOKBACK) : m.start()])
         if len(before) >= 2 and before[-1].lower() not in _SUBJECTS:
             return m.start()
     return end
@@ -855,7 +860,7 @@ def _descriptive(text: str, span: Span) -> bool:
         )
     if low not in {"always", "never"}:
         return False
-    start = max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1
+    start = max(max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1, span.start - _LOOKBACK)
     before = text[start : span.start]
     words = re.findall(r"[\w']+", before.lower())
     if (

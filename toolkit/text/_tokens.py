@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*(?:[.\-][A-Za-z0-9_]+)*")
-FENCE_RE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+# the info string after ``` is bounded (200 chars): a long line of backticks was rescanned to
+# its end from every position (quadratic); fences with normal info strings match as before
+FENCE_RE = re.compile(r"```[^\n]{0,200}\n(.*?)(?:```|\Z)", re.S)
 BULLET_RE = re.compile(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+\S", re.M)
 NUMBERED_RE = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
 HEADING_RE = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,60}\*\*:?\s*)$", re.M)
