@@ -198,16 +198,18 @@ class RunContext:
         key: Callable[[Any], str],
         *,
         batch_size: int = 32,
+        report: bool = True,
     ) -> list[Any]:
         """Apply ``fn`` to items in batches, logging each finished result; resume skips done ones.
 
         ``fn`` takes a batch and returns one JSON-serialisable result per item, in order.
+        ``report=False`` leaves progress to ``fn`` (it reports finer steps itself).
         """
         log = ItemLog(self.out_dir / "items" / f"{stage}.jsonl")
         done = log.load() if self.resume else {}
         todo = [it for it in items if key(it) not in done]
         batches = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
-        for batch in progress(batches, total=len(batches), desc=stage):
+        for batch in (progress(batches, total=len(batches), desc=stage) if report else batches):
             for it, res in zip(batch, fn(batch), strict=True):
                 log.append(key(it), res)
                 done[key(it)] = res

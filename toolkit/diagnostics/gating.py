@@ -20,6 +20,7 @@ Options (``--set k=v``): ``facts`` (JSONL of fact records), ``benchmarks`` (``S,
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,7 @@ def _json_default(o: Any) -> Any:
 
 def run(ctx: RunContext) -> Result:
     """Tables 2-3 and Figs 1-2 of the memory-gating paper on simulated or given fact streams."""
+    from toolkit._progress import stage
     from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark, text_gate_decisions
     from toolkit.paper import paper_figures
 
@@ -162,15 +164,27 @@ def run(ctx: RunContext) -> Result:
     meta: dict[str, Any] = {"benchmarks": {}, "seeds": [], "quick": ctx.quick, "dim": dim}
     sources = {bname: (grid, facts_for) for bname, grid, facts_for in _sources(ctx, cfg)}
 
+    benches: dict[tuple[str, int], Any] = {}
+
+    def bench_for(bname: str, seed: int):
+        """Streams and features, built once per (benchmark, seed) and shared with Fig. 2."""
+        if (bname, seed) not in benches:
+            grid, facts_for = sources[bname]
+            benches[(bname, seed)] = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim,
+                                                       seed=seed, budgets=budgets)
+        return benches[(bname, seed)]
+
     def sweep_one(item: tuple[str, int]) -> dict[str, Any]:
         """One benchmark at one seed; JSON-safe, so it is logged and skipped on --resume."""
         bname, seed = item
-        grid, facts_for = sources[bname]
-        bench = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim, seed=seed,
-                                  budgets=budgets)
+        bench = bench_for(bname, seed)
+        if bname != fig_bench or seed != ctx.seed:
+            benches.pop((bname, seed))
         tests = list(range(len(bench.streams)))[: int(n_tests) if n_tests else None]
-        gates, unk = text_gate_decisions(bench, model, users=tests)
-        res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs)
+        gates, unk = text_gate_decisions(bench, model, users=tests, n_jobs=n_jobs,
+                                         progress_weight=1.0)
+        res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs,
+                              progress_weight=9.0)
         gains = []
         for pol in ("Cold-Start UCB", "Pre-trained Scorer", "Warm-Start UCB"):
             for user in res.users:
@@ -189,8 +203,24 @@ def run(ctx: RunContext) -> Result:
         return json.loads(json.dumps(out, default=_json_default))
 
     items = [(bname, ctx.seed + k) for bname in sources for k in range(seeds)]
-    done = ctx.map_items("sweep", items, lambda batch: [sweep_one(it) for it in batch],
-                         key=lambda it: f"{it[0]}-seed{it[1]}", batch_size=1)
+    names0 = list(sources)
+    fig_bench = "L" if "L" in names0 else names0[-1]
+    # one progress bar: each (benchmark, seed) weighs by its expected cost, Fig. 2 after them
+    weight = {"S": 1.0, "L": 6.0}
+    do_fig2 = bool(pool_sizes) and fig_bench in sources
+    total_w = sum(weight.get(b, 1.0) for b, _ in items) + (3.0 if do_fig2 else 0.0)
+    bar = ExitStack()
+    bar.enter_context(stage(total_w, total_w))
+
+    def run_batch(batch):
+        out = []
+        for it in batch:
+            with stage(weight.get(it[0], 1.0), 10.0):
+                out.append(sweep_one(it))
+        return out
+
+    done = ctx.map_items("sweep", items, run_batch, key=lambda it: f"{it[0]}-seed{it[1]}",
+                         batch_size=1, report=False)
     for (bname, seed), out in zip(items, done, strict=True):
         rows.extend(out["rows"])
         chosen.extend(out["chosen"])
@@ -219,21 +249,22 @@ def run(ctx: RunContext) -> Result:
                            "splits": ch.groupby(keys, sort=False).size()}).reset_index()
     tables["chosen_hyperparameters"] = ch
     # Fig. 2: pre-training pool size on the largest benchmark, first seed
-    fig_bench = "L" if "L" in names else names[-1]
     pool_rows = []
-    if fig_bench in sources and pool_sizes:
-        g, facts_for = sources[fig_bench]
-        bench = prepare_benchmark(fig_bench, facts_for(ctx.seed), grid=g, dim=dim,
-                                  seed=ctx.seed, budgets=budgets)
+    if do_fig2:
+        bench = bench_for(fig_bench, ctx.seed)
         fb = list(bench.budgets)
         fb = sorted({fb[min(1, len(fb) - 1)], fb[len(fb) // 2], fb[-1]})
         tests = list(range(len(bench.streams)))[: int(cfg["fig2_users"])]
-        for p in sorted({min(p, bench.n_train) for p in pool_sizes}):
-            res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
-                                  pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
-            for r in res.rhr_rows():
-                pool_rows.append({"pool_size": p, "budget": r["budget"], "micro": r["micro"],
-                                  "macro": r["macro"], "held_out_users": len(tests)})
+        sizes = sorted({min(p, bench.n_train) for p in pool_sizes})
+        with stage(3.0, len(sizes)):
+            for p in sizes:
+                res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
+                                      pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
+                for r in res.rhr_rows():
+                    pool_rows.append({"pool_size": p, "budget": r["budget"], "micro": r["micro"],
+                                      "macro": r["macro"], "held_out_users": len(tests)})
+    benches.clear()
+    bar.close()
     pool = pd.DataFrame(pool_rows)
     tables["fig2_pool_size"] = pool
     figures = {}
