@@ -29,12 +29,12 @@ from joblib import Parallel, delayed
 
 from toolkit._seeding import item_rng
 from toolkit.gating.env import UserStream
-from toolkit.gating.fast import UCBGrid, capacity_levels_run, fast_static, fast_ucb
+from toolkit.gating.fast import UCBGrid, capacity_levels_run, fast_static, fast_ucb, solve_ucb
 from toolkit.gating.policies import delay_kappa, fit_prior
 
 __all__ = ["BUDGETS", "GRIDS", "POLICY_ORDER", "Benchmark", "SweepResult", "sweep_benchmark",
            "split_users", "decile_f1", "cold_task",
-           "split_task", "static_task", "run_tasks", "select_best"]
+           "split_task", "static_task", "run_tasks", "select_best", "ENGINES"]
 
 #: memory budgets of Tables 2 (S) and 3 (L)
 BUDGETS: dict[str, tuple[int, ...]] = {"S": (60, 120, 250, 500), "L": (120, 250, 500, 800, 1000)}
@@ -109,11 +109,15 @@ def _product(spec: dict[str, Sequence[float]]) -> list[dict[str, float]]:
     return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*spec.values())]
 
 
+#: UCB engines by name: the current one, and the previous per-session solve (benchmarks)
+ENGINES = {"fast": fast_ucb, "solve": solve_ucb}
+
+
 def cold_task(stream: UserStream, X: np.ndarray, budgets: Sequence[int],
-              grid: dict[str, Sequence[float]]) -> dict[str, Any]:
+              grid: dict[str, Sequence[float]], engine: str = "fast") -> dict[str, Any]:
     """Cold-Start UCB over its whole grid and every budget for one user."""
     rows = [dict(budget=b, kappa=1.0, **p) for b in budgets for p in _product(grid)]
-    fe = fast_ucb(stream, X, UCBGrid.from_rows(rows))
+    fe = ENGINES[engine](stream, X, UCBGrid.from_rows(rows))
     return {"rows": rows, "kept": fe.kept, "total": fe.total, "f1": decile_f1(stream, fe.added)}
 
 
@@ -143,7 +147,8 @@ def select_best(kept: np.ndarray, total: np.ndarray) -> int:
 
 def split_task(train: list[tuple[UserStream, np.ndarray]], val: list[tuple[UserStream, np.ndarray]],
                test: tuple[UserStream, np.ndarray], budgets: Sequence[int],
-               grids: dict[str, dict[str, Sequence[float]]], prior_ridge: float = 1.0) -> dict[str, Any]:
+               grids: dict[str, dict[str, Sequence[float]]], prior_ridge: float = 1.0,
+               engine: str = "fast") -> dict[str, Any]:
     """Pre-train on ``train``, choose Pre-trained Scorer and Warm-Start UCB settings on ``val``
     per budget, and run the chosen settings on the held-out ``test`` user."""
     tr_s = [s for s, _ in train]
@@ -176,13 +181,14 @@ def split_task(train: list[tuple[UserStream, np.ndarray]], val: list[tuple[UserS
                              kappa=kappas[int(m)], tau_mult=mult))
     prior = np.array([r["kappa"] * mu0 for r in rows])
     grid = UCBGrid.from_rows(rows, prior)
-    w_kept = np.stack([fast_ucb(s, X, grid).kept for s, X in val])  # (V, C)
+    ucb = ENGINES[engine]
+    w_kept = np.stack([ucb(s, X, grid).kept for s, X in val])  # (V, C)
     chosen = []
     for b in budgets:
         idx = [i for i, r in enumerate(rows) if r["budget"] == b]
         chosen.append(idx[select_best(w_kept[:, idx], pt_tot)])
     sub = UCBGrid.from_rows([rows[i] for i in chosen], prior[chosen])
-    fe = fast_ucb(s_t, X_t, sub)
+    fe = ucb(s_t, X_t, sub)
     f1 = decile_f1(s_t, fe.added)
     for j, (b, i) in enumerate(zip(budgets, chosen, strict=True)):
         out["warm"][b] = {**{k: rows[i][k] for k in ("tau", "alpha", "lam", "m", "kappa")},
@@ -264,12 +270,13 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
                     test_users: Sequence[int] | None = None, n_jobs: int | None = None,
                     pool_size: int | None = None, budgets: Sequence[int] | None = None,
                     policies: Sequence[str] | None = None,
-                    progress_weight: float = 1.0) -> SweepResult:
+                    progress_weight: float = 1.0, engine: str = "fast") -> SweepResult:
     """Every policy on every held-out user of ``bench`` (all users by default).
 
     ``gates`` maps a text-gate name to per-user decisions by capacity level. ``pool_size``
     keeps only that many of each split's pre-training users (Fig. 2). The sweep counts as
-    ``progress_weight`` units of the enclosing progress stage.
+    ``progress_weight`` units of the enclosing progress stage. ``engine="solve"`` runs the
+    previous UCB engine (same numbers, slower; for ``benchmarks/gating.py``).
     """
     n = len(bench.streams)
     tests = list(range(n)) if test_users is None else list(test_users)
@@ -292,8 +299,9 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     tasks: list[tuple] = []
     if want & {"Pre-trained Scorer", "Warm-Start UCB"}:
         tasks += [("split", [pairs[i] for i in splits[u][0]], [pairs[i] for i in splits[u][1]],
-                   pairs[u], budgets, bench.grids, bench.prior_ridge) for u in tests]
-    tasks += [("cold", bench.streams[v], bench.Xs[v], budgets, bench.grids["cold"]) for v in need]
+                   pairs[u], budgets, bench.grids, bench.prior_ridge, engine) for u in tests]
+    tasks += [("cold", bench.streams[v], bench.Xs[v], budgets, bench.grids["cold"], engine)
+              for v in need]
     if want & static_names:
         tasks += [("static", bench.streams[u], budgets,
                    {g: gates[g][u] for g in (gates or {}) if g in want}) for u in tests]
