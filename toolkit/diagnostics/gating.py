@@ -76,6 +76,28 @@ def _summary_table(rhr: pd.DataFrame, bench: str, paper: dict) -> pd.DataFrame:
     return t
 
 
+def _with_user_intervals(table: pd.DataFrame, per_user: pd.DataFrame, bench: str) -> pd.DataFrame:
+    """Add ``n`` (held-out user runs: users x seeds) and a 95% bootstrap interval of the micro
+    RHR over them (resampling whole user runs) to a Table 2/3 summary."""
+    from toolkit.metrics import bootstrap_ci
+
+    out = table.copy()
+    out["n"], out["ci_low"], out["ci_high"] = pd.NA, float("nan"), float("nan")
+    if per_user.empty:
+        return out
+    sub = per_user[per_user.benchmark == bench]
+    for i, (pol, b) in enumerate(zip(out.policy, out.budget, strict=True)):
+        cell = sub[(sub.policy == pol) & (sub.budget == b)]
+        if cell.empty:
+            continue
+        kt = cell[["kept", "total"]].to_numpy(dtype=float)
+        lo, hi = bootstrap_ci(kt, lambda a: 100.0 * a[:, 0].sum() / max(a[:, 1].sum(), 1.0),
+                              n_resamples=1000, random_state=0)
+        out.loc[out.index[i], ["n", "ci_low", "ci_high"]] = [len(cell), lo, hi]
+    out["n"] = out["n"].astype("Int64")
+    return out
+
+
 def _warm_vs_universal(rhr: pd.DataFrame) -> pd.DataFrame:
     key = ["benchmark", "budget", "seed"]
     w = rhr[rhr.policy == "Warm-Start UCB"].set_index(key)[["micro", "macro"]]
@@ -195,8 +217,13 @@ def run(ctx: RunContext) -> Result:
                             gains.append({"benchmark": bname, "seed": seed, "policy": pol,
                                           "user": user, "budget": int(b), "decile": dcl + 1,
                                           "f1_gain": float(gain[j, dcl])})
-        out = {"rows": res.rhr_rows(), "chosen": [{"benchmark": bname, "seed": seed, **c}
-                                                  for c in res.chosen],
+        per_user = [{"benchmark": bname, "policy": pol, "budget": int(b), "seed": seed,
+                     "user": user, "kept": int(res.kept[pol][user][j]),
+                     "total": int(res.total[user])}
+                    for pol in res.kept for user in res.users
+                    for j, b in enumerate(res.budgets)]
+        out = {"rows": res.rhr_rows(), "per_user": per_user,
+               "chosen": [{"benchmark": bname, "seed": seed, **c} for c in res.chosen],
                "f1": gains, "unknowns": unk,
                "meta": {**bench.meta, "n_train": bench.n_train, "n_val": bench.n_val,
                         "held_out_users": len(tests)}}
@@ -221,8 +248,10 @@ def run(ctx: RunContext) -> Result:
 
     done = ctx.map_items("sweep", items, run_batch, key=lambda it: f"{it[0]}-seed{it[1]}",
                          batch_size=1, report=False)
+    per_user_rows: list[dict] = []
     for (bname, seed), out in zip(items, done, strict=True):
         rows.extend(out["rows"])
+        per_user_rows.extend(out.get("per_user", []))
         chosen.extend(out["chosen"])
         f1_rows.extend(out["f1"])
         for g, v in out["unknowns"].items():
@@ -235,7 +264,8 @@ def run(ctx: RunContext) -> Result:
     names = list(dict.fromkeys(rhr.benchmark))
     for bname in names:
         label = {"S": "table2_S", "L": "table3_L"}.get(bname, f"table_{bname}")
-        tables[label] = _summary_table(rhr, bname, paper)
+        tables[label] = _with_user_intervals(_summary_table(rhr, bname, paper),
+                                             pd.DataFrame(per_user_rows), bname)
     tables["warm_vs_universal"] = _warm_vs_universal(rhr)
     ch = pd.DataFrame(chosen)
     if not ch.empty:  # the most frequent choice per cell, and how often it was made
