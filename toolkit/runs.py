@@ -40,7 +40,13 @@ def toolkit_version() -> str:
 
 
 def git_state() -> dict[str, Any]:
-    """Commit and dirty flag of the checkout holding the toolkit (None outside git)."""
+    """Commit and dirty flag of the checkout holding the toolkit (None outside git).
+
+    Notebooks are not inputs of a run (``toolkit/`` is the source of truth, notebooks only call
+    it), and JupyterLab autosaves a notebook as soon as it is opened; so changed
+    ``notebooks/*.ipynb`` files do not make the tree dirty. They are listed apart, under
+    ``notebooks_changed``.
+    """
     root = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(
@@ -52,7 +58,10 @@ def git_state() -> dict[str, Any]:
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True, text=True, timeout=5,
         )
-        return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+        changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
+        notebooks = [f for f in changed if f.startswith("notebooks/") and f.endswith(".ipynb")]
+        return {"commit": commit.stdout.strip(), "dirty": len(changed) > len(notebooks),
+                "notebooks_changed": notebooks}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
 
