@@ -2,8 +2,8 @@
 
 A figure built outside pyplot only displays when something registered a PNG formatter for
 it; without one a cell stores the text ``<Figure size 800x380 with 1 Axes>``. These tests
-read the stored outputs of every notebook, and check that ``toolkit.viz`` registers the
-formatters itself (so the result does not depend on what ran before in the kernel).
+read the stored outputs of every notebook, and check that a ``toolkit.viz`` figure displays
+itself (so the result does not depend on what ran before in the kernel).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_checker_catches_text_only_figures(tmp_path):
     assert len(figure_problems(p)) == 2
 
 
-def test_viz_registers_png_display_without_pyplot():
+def test_viz_figures_display_without_pyplot():
     """In a fresh IPython shell where pyplot never ran, a toolkit figure formats as PNG."""
     pytest.importorskip("IPython")
     from IPython.core.interactiveshell import InteractiveShell

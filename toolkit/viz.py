@@ -1,10 +1,10 @@
 """Seaborn figures shared by diagnostics and notebooks. No backend is forced at import time.
 
-Figures are built with :class:`matplotlib.figure.Figure` (outside pyplot, so CLI runs and loops
-leak nothing), and every function that builds one registers how a figure is displayed in the
-running IPython kernel (:func:`enable_notebook_display`): a figure returned by a cell shows as a
-PNG whatever ran before, even when pyplot was never imported. Its plain-text form names its
-titles instead of ``<Figure size ...>``, so stored notebooks never read as an empty figure.
+Figures are built outside pyplot (so CLI runs and loops leak nothing) as a Figure subclass that
+displays itself: ``_repr_png_`` makes a figure returned by a notebook cell (or passed to
+``display``) show as a PNG whatever ran before, even when pyplot was never imported; its plain
+text names its titles instead of ``<Figure size ...>``, so a stored notebook never reads as an
+empty figure.
 Widgets show figures as PNG bytes in an ``Image`` widget (:func:`image_widget`), which redraws
 the same way in JupyterLab, in a headless run and under test.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["new_figure", "enable_notebook_display", "figure_text", "png_bytes", "image_widget",
+__all__ = ["new_figure", "figure_text", "png_bytes", "image_widget",
            "figure_explorer", "readable", "table_browser", "MISSING", "ours_vs_paper", "heatmap",
            "lines"]
 
@@ -34,46 +34,35 @@ def figure_text(fig: Any) -> str:
     return f"[figure: {' | '.join(titles)}]" if titles else f"[figure: {len(fig.axes)} panel(s)]"
 
 
-def enable_notebook_display() -> bool:
-    """Make the running IPython shell show matplotlib figures as PNG (no pyplot needed).
+def _figure_class():
+    """:class:`matplotlib.figure.Figure` that displays itself (built on first use, so importing
+    this module does not import matplotlib)."""
+    global _FIGURE
+    if _FIGURE is None:
+        from matplotlib.figure import Figure
 
-    Registers the PNG formatter the inline backend would register (``bbox_inches="tight"``)
-    and a plain-text formatter that names the figure's titles. A no-op outside IPython;
-    returns whether a shell was found.
-    """
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of jupyterlab
-        return False
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "display_formatter"):
-        return False
-    from matplotlib.figure import Figure
+        class ToolkitFigure(Figure):
+            """A Figure that shows as a PNG in any IPython display and names its titles as text."""
 
-    formatters = shell.display_formatter.formatters
-    if not _has_type(formatters["image/png"], Figure):
-        from IPython.core.pylabtools import select_figure_formats
+            def _repr_png_(self) -> bytes:
+                return png_bytes(self, dpi=int(self.dpi))
 
-        select_figure_formats(shell, {"png"}, bbox_inches="tight")
-    formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(figure_text(fig)))
-    return True
+            def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+                p.text(figure_text(self))
+
+        _FIGURE = ToolkitFigure
+    return _FIGURE
 
 
-def _has_type(formatter: Any, typ: type) -> bool:
-    try:
-        formatter.lookup_by_type(typ)
-    except KeyError:
-        return False
-    return True
+_FIGURE: Any = None
 
 
 def new_figure(width: float = 6.0, height: float = 4.0):
-    """A matplotlib Figure not registered with pyplot (safe to create in loops and CLI runs),
-    displayed as a PNG when a notebook cell returns it."""
-    from matplotlib.figure import Figure
+    """A matplotlib Figure not registered with pyplot (safe to create in loops and CLI runs).
 
-    enable_notebook_display()
-    return Figure(figsize=(width, height), layout="constrained")
+    It carries its own ``_repr_png_``, so a notebook cell that returns it shows a picture
+    whatever ran before (no pyplot or inline backend needed)."""
+    return _figure_class()(figsize=(width, height), layout="constrained")
 
 
 def png_bytes(fig: Any, dpi: int = 90) -> bytes:
