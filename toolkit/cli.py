@@ -258,7 +258,7 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from toolkit import diagnostics
-    from toolkit._progress import diagnostic_bar
+    from toolkit._progress import EXPECTED_S, diagnostic_bar
     from toolkit.runs import RunContext, default_data_dir
 
     avail = diagnostics.available()
@@ -285,7 +285,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,
                          data_dir=data_dir, resume=args.resume, quick=args.quick, options=options)
-        last = _last_elapsed(ctx.out_dir) or (1.0 if args.quick else None)
+        last = _last_elapsed(ctx.out_dir) or (EXPECTED_S.get(name, 60.0) / 5 if args.quick else None)
         ctx.prepare()
         t0 = time.monotonic()
         try:
