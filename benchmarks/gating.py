@@ -1,11 +1,14 @@
-"""Time the per-step reference against the vectorised gating engine, and the L-scale sweep.
+"""Time the per-step reference against the vectorised gating engine, and the L-scale sweep
+against the previous engine, side by side in one run.
 
     python benchmarks/gating.py [--json OUT] [--configs 16] [--no-sweep] [--sweep-users N]
 
 Both engines run Warm-Start UCB (Algorithm 1) on the same simulated PerMemBench-L user for
-the same hyper-parameter configurations; their decisions must agree. Then the whole Table 3
-sweep (20 held-out users, every policy, B.2 grids and validation, one seed) is timed with
-joblib on all cores. Quote ratios: absolute times move with machine load.
+the same hyper-parameter configurations; their decisions must agree. Then the Table 3 sweep
+(held-out users, every policy, B.2 grids and validation, one seed; all 20 users unless
+``--sweep-users``) is timed with joblib on all cores, once with the current engine and once
+with the previous one (``engine="solve"``: a fresh batched solve of every ridge system per
+session); their RHR tables must be identical. Quote ratios: absolute times move with load.
 """
 
 from __future__ import annotations
@@ -76,16 +79,27 @@ def main(argv: list[str] | None = None) -> int:
                                   seed=args.seed)
         gates, _ = text_gate_decisions(bench)
         prep_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
         tests = None if args.sweep_users is None else range(args.sweep_users)
-        res = sweep_benchmark(bench, seed=args.seed, gates=gates, n_jobs=-1, test_users=tests)
-        sweep_s = time.perf_counter() - t0
+        times, tables = {}, {}
+        for engine in ("fast", "solve"):
+            t0 = time.perf_counter()
+            res = sweep_benchmark(bench, seed=args.seed, gates=gates, n_jobs=-1, test_users=tests,
+                                  engine=engine)
+            times[engine] = time.perf_counter() - t0
+            tables[engine] = res.rhr_rows()
+        same = tables["fast"] == tables["solve"]
         n_cfg = sum(len(list(itertools.product(*g.values()))) for g in bench.grids.values())
         print(f"L-scale Table 3 sweep: {len(res.users)} held-out users x {len(bench.budgets)} "
-              f"budgets, {n_cfg} grid points per budget, on {os.cpu_count()} cores: "
-              f"{sweep_s:.1f} s (+{prep_s:.1f} s simulation and features)")
-        out.update(sweep_L_s=sweep_s, sweep_prep_s=prep_s, sweep_users=len(res.users),
+              f"budgets, {n_cfg} grid points per budget, on {os.cpu_count()} cores "
+              f"(+{prep_s:.1f} s simulation, features and text gates):")
+        print(f"  current engine   {times['fast']:8.1f} s")
+        print(f"  previous engine  {times['solve']:8.1f} s")
+        print(f"  ratio            {times['solve'] / times['fast']:8.1f}x   tables identical: {same}")
+        out.update(sweep_L_s=times["fast"], sweep_L_previous_s=times["solve"],
+                   sweep_ratio=times["solve"] / times["fast"], sweep_tables_identical=same,
+                   sweep_prep_s=prep_s, sweep_users=len(res.users),
                    sweep_full=len(res.users) == len(bench.streams))
+        agree = agree and same
     else:
         out["sweep_L_s"] = None
     if args.json:

@@ -23,8 +23,10 @@ def test_readme_opens_with_two_commands():
 
 
 def test_ci_runs_block_two_verbatim():
+    """.ci/run installs the browser (the README says so), then runs block two verbatim."""
     ci = (ROOT / ".ci" / "run").read_text()
     cmd = [line for line in _blocks()[1].splitlines() if line.strip() and not line.startswith("#")]
     assert len(cmd) == 1
     body = [line for line in ci.splitlines() if line.strip() and not line.startswith(("#", "set ", "cd "))]
-    assert body == cmd
+    assert body == [".ci/install-browser", *cmd]
+    assert "chromium" in (ROOT / "README.md").read_text().split("## What it reproduces")[0]

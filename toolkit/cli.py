@@ -356,6 +356,7 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from toolkit import diagnostics
+    from toolkit._progress import EXPECTED_S, diagnostic_bar
     from toolkit.runs import RunContext, default_data_dir
 
     avail = diagnostics.available()
@@ -396,15 +397,28 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,
                          data_dir=data_dir, resume=args.resume, quick=args.quick, options=options)
+        last = _last_elapsed(ctx.out_dir) or (EXPECTED_S.get(name, 60.0) / 5 if args.quick else None)
         with ctx.running():  # lock, manifest "running" -> complete / interrupted / failed
             t0 = time.monotonic()
-            result = diagnostics.get(name)(ctx)
+            with diagnostic_bar(name, last):  # one bar each, with an ETA
+                result = diagnostics.get(name)(ctx)
             result.write(ctx.out_dir)
-            ctx.complete(extra={"result": result.meta})
+            elapsed = time.monotonic() - t0
+            ctx.complete(extra={"result": result.meta, "elapsed_s": round(elapsed, 1)})
         print(result.summary())
-        print(f"[{name}] wrote {ctx.out_dir} in {time.monotonic() - t0:.1f}s\n")
+        print(f"[{name}] wrote {ctx.out_dir} in {elapsed:.1f}s\n")
     _ledger(gw)
     return 1 if failed else 0
+
+
+def _last_elapsed(out_dir: Path) -> float | None:
+    """Seconds the last complete run of this diagnostic took (its manifest), for the ETA."""
+    try:
+        man = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    v = man.get("elapsed_s") if man.get("status") == "complete" else None
+    return float(v) if isinstance(v, int | float) and v > 0 else None
 
 
 def _ledger(gw) -> None:

@@ -53,7 +53,13 @@ def toolkit_version() -> str:
 
 
 def git_state() -> dict[str, Any]:
-    """Commit and dirty flag of the checkout holding the toolkit (None outside git)."""
+    """Commit and dirty flag of the checkout holding the toolkit (None outside git).
+
+    Notebooks are not inputs of a run (``toolkit/`` is the source of truth, notebooks only call
+    it), and JupyterLab autosaves a notebook as soon as it is opened; so changed
+    ``notebooks/*.ipynb`` files do not make the tree dirty. They are listed apart, under
+    ``notebooks_changed``.
+    """
     root = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(
@@ -65,7 +71,10 @@ def git_state() -> dict[str, Any]:
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True, text=True, timeout=5,
         )
-        return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+        changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
+        notebooks = [f for f in changed if f.startswith("notebooks/") and f.endswith(".ipynb")]
+        return {"commit": commit.stdout.strip(), "dirty": len(changed) > len(notebooks),
+                "notebooks_changed": notebooks}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
 
@@ -342,16 +351,18 @@ class RunContext:
         key: Callable[[Any], str],
         *,
         batch_size: int = 32,
+        report: bool = True,
     ) -> list[Any]:
         """Apply ``fn`` to items in batches, logging each finished result; resume skips done ones.
 
         ``fn`` takes a batch and returns one JSON-serialisable result per item, in order.
+        ``report=False`` leaves progress to ``fn`` (it reports finer steps itself).
         """
         log = ItemLog(self.out_dir / "items" / f"{stage}.jsonl")
         done = log.load() if self.resume else {}
         todo = [it for it in items if key(it) not in done]
         batches = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
-        for batch in progress(batches, total=len(batches), desc=stage):
+        for batch in (progress(batches, total=len(batches), desc=stage) if report else batches):
             for it, res in zip(batch, fn(batch), strict=True):
                 log.append(key(it), res)
                 done[key(it)] = res

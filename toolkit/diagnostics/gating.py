@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,28 @@ def _summary_table(rhr: pd.DataFrame, bench: str, paper: dict) -> pd.DataFrame:
     t["paper_macro"] = [fig.get(names.get(p, p), {}).get("macro", {}).get(str(b))
                         for p, b in zip(t.policy, t.budget, strict=True)]
     return t
+
+
+def _with_user_intervals(table: pd.DataFrame, per_user: pd.DataFrame, bench: str) -> pd.DataFrame:
+    """Add ``n`` (held-out user runs: users x seeds) and a 95% bootstrap interval of the micro
+    RHR over them (resampling whole user runs) to a Table 2/3 summary."""
+    from toolkit.metrics import bootstrap_ci
+
+    out = table.copy()
+    out["n"], out["ci_low"], out["ci_high"] = pd.NA, float("nan"), float("nan")
+    if per_user.empty:
+        return out
+    sub = per_user[per_user.benchmark == bench]
+    for i, (pol, b) in enumerate(zip(out.policy, out.budget, strict=True)):
+        cell = sub[(sub.policy == pol) & (sub.budget == b)]
+        if cell.empty:
+            continue
+        kt = cell[["kept", "total"]].to_numpy(dtype=float)
+        lo, hi = bootstrap_ci(kt, lambda a: 100.0 * a[:, 0].sum() / max(a[:, 1].sum(), 1.0),
+                              n_resamples=1000, random_state=0)
+        out.loc[out.index[i], ["n", "ci_low", "ci_high"]] = [len(cell), lo, hi]
+    out["n"] = out["n"].astype("Int64")
+    return out
 
 
 def _warm_vs_universal(rhr: pd.DataFrame) -> pd.DataFrame:
@@ -276,6 +299,7 @@ def _features_sentence(embedder: str, emb: Any, dim: int, seconds: float) -> str
 
 def run(ctx: RunContext) -> Result:
     """Tables 2-3 and Figs 1-2 of the memory-gating paper on simulated or given fact streams."""
+    from toolkit._progress import stage
     from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark, text_gate_decisions
     from toolkit.paper import paper_figures
 
@@ -320,18 +344,31 @@ def run(ctx: RunContext) -> Result:
     t_features = 0.0
     sources = {bname: (grid, facts_for) for bname, grid, facts_for in _sources(ctx, cfg)}
 
+    benches: dict[tuple[str, int], Any] = {}
+
+    def bench_for(bname: str, seed: int):
+        """Streams and features, built once per (benchmark, seed) and shared with Fig. 2."""
+        if (bname, seed) not in benches:
+            grid, facts_for = sources[bname]
+            nonlocal t_features
+            t0 = time.perf_counter()
+            benches[(bname, seed)] = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim,
+                                                       seed=seed, budgets=budgets,
+                                                       featurizer=features(seed))
+            t_features += time.perf_counter() - t0
+        return benches[(bname, seed)]
+
     def sweep_one(item: tuple[str, int]) -> dict[str, Any]:
         """One benchmark at one seed; JSON-safe, so it is logged and skipped on --resume."""
         bname, seed = item
-        grid, facts_for = sources[bname]
-        nonlocal t_features
-        t0 = time.perf_counter()
-        bench = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim, seed=seed,
-                                  budgets=budgets, featurizer=features(seed))
-        t_features += time.perf_counter() - t0
+        bench = bench_for(bname, seed)
+        if bname != fig_bench or seed != ctx.seed:
+            benches.pop((bname, seed))
         tests = list(range(len(bench.streams)))[: int(n_tests) if n_tests else None]
-        gates, unk = text_gate_decisions(bench, model, users=tests, fallback=fallback)
-        res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs)
+        gates, unk = text_gate_decisions(bench, model, users=tests, n_jobs=n_jobs,
+                                         progress_weight=1.0, fallback=fallback)
+        res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs,
+                              progress_weight=9.0)
         gains = []
         for pol in ("Cold-Start UCB", "Pre-trained Scorer", "Warm-Start UCB"):
             for user in res.users:
@@ -342,18 +379,41 @@ def run(ctx: RunContext) -> Result:
                             gains.append({"benchmark": bname, "seed": seed, "policy": pol,
                                           "user": user, "budget": int(b), "decile": dcl + 1,
                                           "f1_gain": float(gain[j, dcl])})
-        out = {"rows": res.rhr_rows(), "chosen": [{"benchmark": bname, "seed": seed, **c}
-                                                  for c in res.chosen],
+        per_user = [{"benchmark": bname, "policy": pol, "budget": int(b), "seed": seed,
+                     "user": user, "kept": int(res.kept[pol][user][j]),
+                     "total": int(res.total[user])}
+                    for pol in res.kept for user in res.users
+                    for j, b in enumerate(res.budgets)]
+        out = {"rows": res.rhr_rows(), "per_user": per_user,
+               "chosen": [{"benchmark": bname, "seed": seed, **c} for c in res.chosen],
                "f1": gains, "unknowns": unk,
                "meta": {**bench.meta, "n_train": bench.n_train, "n_val": bench.n_val,
                         "held_out_users": len(tests)}}
         return json.loads(json.dumps(out, default=_json_default))
 
     items = [(bname, ctx.seed + k) for bname in sources for k in range(seeds)]
-    done = ctx.map_items("sweep", items, lambda batch: [sweep_one(it) for it in batch],
-                         key=lambda it: f"{it[0]}-seed{it[1]}", batch_size=1)
+    names0 = list(sources)
+    fig_bench = "L" if "L" in names0 else names0[-1]
+    # one progress bar: each (benchmark, seed) weighs by its expected cost, Fig. 2 after them
+    weight = {"S": 1.0, "L": 6.0}
+    do_fig2 = bool(pool_sizes) and fig_bench in sources
+    total_w = sum(weight.get(b, 1.0) for b, _ in items) + (3.0 if do_fig2 else 0.0)
+    bar = ExitStack()
+    bar.enter_context(stage(total_w, total_w))
+
+    def run_batch(batch):
+        out = []
+        for it in batch:
+            with stage(weight.get(it[0], 1.0), 10.0):
+                out.append(sweep_one(it))
+        return out
+
+    done = ctx.map_items("sweep", items, run_batch, key=lambda it: f"{it[0]}-seed{it[1]}",
+                         batch_size=1, report=False)
+    per_user_rows: list[dict] = []
     for (bname, seed), out in zip(items, done, strict=True):
         rows.extend(out["rows"])
+        per_user_rows.extend(out.get("per_user", []))
         chosen.extend(out["chosen"])
         f1_rows.extend(out["f1"])
         for g, v in out["unknowns"].items():
@@ -370,7 +430,8 @@ def run(ctx: RunContext) -> Result:
             else f"given facts file ({Path(str(ctx.options['facts'])).name})")
     for bname in names:
         label = {"S": "table2_S", "L": "table3_L"}.get(bname, f"table_{bname}")
-        t = _summary_table(rhr, bname, paper)
+        t = _with_user_intervals(_summary_table(rhr, bname, paper),
+                                 pd.DataFrame(per_user_rows), bname)
         # unknown gate answers per text gate (0 offline); the fallback is gate_fallback
         ub = unknowns_by.get(bname, {})
         t["unknown_gate_answers"] = [ub[p] if p in ub else None for p in t.policy]
@@ -390,23 +451,22 @@ def run(ctx: RunContext) -> Result:
                            "splits": ch.groupby(keys, sort=False).size()}).reset_index()
     tables["chosen_hyperparameters"] = ch
     # Fig. 2: pre-training pool size on the largest benchmark, first seed
-    fig_bench = "L" if "L" in names else names[-1]
     pool_rows = []
-    if fig_bench in sources and pool_sizes:
-        g, facts_for = sources[fig_bench]
-        t0 = time.perf_counter()
-        bench = prepare_benchmark(fig_bench, facts_for(ctx.seed), grid=g, dim=dim,
-                                  seed=ctx.seed, budgets=budgets, featurizer=features(ctx.seed))
-        t_features += time.perf_counter() - t0
+    if do_fig2:
+        bench = bench_for(fig_bench, ctx.seed)
         fb = list(bench.budgets)
         fb = sorted({fb[min(1, len(fb) - 1)], fb[len(fb) // 2], fb[-1]})
         tests = list(range(len(bench.streams)))[: int(cfg["fig2_users"])]
-        for p in sorted({min(p, bench.n_train) for p in pool_sizes}):
-            res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
-                                  pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
-            for r in res.rhr_rows():
-                pool_rows.append({"pool_size": p, "budget": r["budget"], "micro": r["micro"],
-                                  "macro": r["macro"], "held_out_users": len(tests)})
+        sizes = sorted({min(p, bench.n_train) for p in pool_sizes})
+        with stage(3.0, len(sizes)):
+            for p in sizes:
+                res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
+                                      pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
+                for r in res.rhr_rows():
+                    pool_rows.append({"pool_size": p, "budget": r["budget"], "micro": r["micro"],
+                                      "macro": r["macro"], "held_out_users": len(tests)})
+    benches.clear()
+    bar.close()
     pool = pd.DataFrame(pool_rows)
     tables["fig2_pool_size"] = pool
     figures = {}

@@ -56,14 +56,6 @@ def plot_tracking(observations: Sequence[dict | None], config: TrackerConfig | N
     return fig
 
 
-def _png(fig) -> bytes:
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return buf.getvalue()
-
-
 def explorer(record: DriftInput, *, change_points: Sequence[int] = (), model=None,
              config: TrackerConfig | None = None):
     """Sliders for lambda, beta, W and delta that redraw :func:`plot_tracking` for ``record``.
@@ -81,16 +73,12 @@ def explorer(record: DriftInput, *, change_points: Sequence[int] = (), model=Non
         "window": W.IntSlider(value=base.window, min=1, max=8, description="W"),
         "threshold": W.FloatSlider(value=base.threshold, min=0.5, max=8.0, step=0.25, description="delta"),
     }
-    image = W.Image(format="png")
+    from toolkit.viz import figure_explorer
 
-    def redraw(_change=None) -> None:
-        knobs = {k: s.value for k, s in sliders.items()}
-        title = (f"{record.id}: lambda={knobs['fuse']:.2f} beta={knobs['beta']:.2f} "
-                 f"W={knobs['window']} delta={knobs['threshold']:.2f}")
-        image.value = _png(plot_tracking(observations, replace(base, **knobs),
-                                         change_points=change_points, title=title))
+    def draw(fuse: float, beta: float, window: int, threshold: float):
+        title = (f"{record.id}: lambda={fuse:.2f} beta={beta:.2f} W={window} "
+                 f"delta={threshold:.2f}")
+        cfg = replace(base, fuse=fuse, beta=beta, window=window, threshold=threshold)
+        return plot_tracking(observations, cfg, change_points=change_points, title=title)
 
-    for s in sliders.values():
-        s.observe(redraw, names="value")
-    redraw()
-    return W.VBox([W.HBox(list(sliders.values())[:2]), W.HBox(list(sliders.values())[2:]), image])
+    return figure_explorer(sliders, draw, rows=[["fuse", "beta"], ["window", "threshold"]])

@@ -4,8 +4,11 @@ Same learner as :mod:`toolkit.gating.reference` (Algorithm 1 with censored and p
 feedback), but
 
 * all C configurations advance together, session by session, as stacked (C, d, d) systems;
-* the ridge matrix gets one batched rank-k update per session (the session's added facts)
-  and is inverted once per session for all facts and configurations;
+* the inverse of every ridge matrix is kept and updated with the facts that join it
+  (Sherman-Morrison-Woodbury: one GEMM and small k x k systems per session), so deciding a
+  session is a few matrix products for all facts and configurations at once;
+* configurations that differ only in their budget share one run for as long as the budget
+  cannot have changed what the learner saw (see :func:`fast_ucb`);
 * the FIFO bank is not simulated: a FIFO bank holds the last B added facts, so "stored
   during session h" is a comparison of add counts (see :func:`toolkit.gating.env.fifo_kept`).
 
@@ -20,7 +23,7 @@ import numpy as np
 
 from toolkit.gating.env import UserStream, fifo_kept
 
-__all__ = ["UCBGrid", "FastEpisodes", "fast_ucb", "fast_static", "capacity_levels_run"]
+__all__ = ["UCBGrid", "FastEpisodes", "fast_ucb", "solve_ucb", "fast_static", "capacity_levels_run"]
 
 
 @dataclass
@@ -70,7 +73,169 @@ class FastEpisodes:
 
 def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
              return_index: bool = False) -> FastEpisodes:
-    """Algorithm 1 for every configuration in ``grid`` on one user's stream (FIFO bank)."""
+    """Algorithm 1 for every configuration in ``grid`` on one user's stream (FIFO bank).
+
+    Configurations that differ only in their budget share one run while the budget cannot have
+    mattered: a budget changes the learner only through which hits it sees (a fact evicted
+    before its hit stays silent), so the run at the largest budget of such a group also gives
+    every smaller budget ``B`` for which no fact it checked for a hit was between ``B`` and the
+    largest budget adds old. The others run again (grouped the same way) until all are done.
+    """
+    if grid.feedback not in ("wait", "running"):
+        raise ValueError(f"feedback {grid.feedback!r}: use 'wait' or 'running'")
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    C = len(grid)
+    prior = np.zeros((C, d)) if grid.mu_prior is None else np.asarray(grid.mu_prior, np.float64)
+    prior = np.broadcast_to(prior, (C, d))
+    added = np.zeros((C, n), dtype=bool)
+    index = np.full((C, n), np.nan) if return_index else None
+    todo = np.arange(C)
+    while len(todo):
+        groups: dict[tuple, list[int]] = {}
+        for c in todo:
+            key = (grid.lam[c], grid.alpha[c], grid.tau[c], grid.m[c], grid.kappa[c],
+                   prior[c].tobytes())
+            groups.setdefault(key, []).append(int(c))
+        # representative: the largest budget of each group; run sorted by window m
+        reps = np.array([max(g, key=lambda c: grid.budget[c]) for g in groups.values()])
+        reps = reps[np.argsort(grid.m[reps], kind="stable")]
+        sub = UCBGrid(grid.budget[reps], grid.lam[reps], grid.alpha[reps], grid.tau[reps],
+                      grid.m[reps], grid.kappa[reps], prior[reps], feedback=grid.feedback)
+        r_added, r_index, r_age = _ucb_run(stream, X, sub, return_index)
+        pos = {int(r): j for j, r in enumerate(reps)}
+        left = []
+        for g in groups.values():
+            r = max(g, key=lambda c: grid.budget[c])
+            j = pos[r]
+            for c in g:
+                if c == r or r_age[j] < grid.budget[c]:
+                    added[c] = r_added[j]
+                    if index is not None:
+                        index[c] = r_index[j]
+                else:
+                    left.append(c)
+        todo = np.array(sorted(left), dtype=np.int64)
+    kept = fifo_kept(stream, added, grid.budget)
+    return FastEpisodes(added, kept, stream.n_hits, index)
+
+
+def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.ndarray) -> None:
+    """In place: ``P[c] <- (P[c]^-1 + sum_f mask[c, f] x_f x_f^T)^-1`` (Sherman-Morrison-Woodbury).
+
+    ``P`` holds the inverses of the ridge systems; ``F`` (k, d) the facts that join, ``mask``
+    (c, k) which of them each configuration in ``rows`` had added. Costs O(k d^2) per
+    configuration instead of a fresh O(d^3) solve, as one GEMM plus small k x k systems.
+    """
+    keep = mask.any(axis=0)
+    if not keep.all():
+        F, mask = F[keep], mask[:, keep]
+    some = mask.any(axis=1)
+    if not some.any():
+        return
+    if isinstance(rows, slice) and not some.all():
+        rows = np.arange(rows.start, rows.stop)[some]
+        mask = mask[some]
+    elif not isinstance(rows, slice):
+        rows, mask = rows[some], mask[some]
+    Pg = P[rows]
+    g, d, k = Pg.shape[0], P.shape[1], F.shape[0]
+    w = mask.astype(np.float64)
+    PF = (Pg.reshape(g * d, d) @ F.T).reshape(g, d, k) * w[:, None, :]  # P U^T, U = diag(w) F
+    S = np.matmul(F, PF) * w[:, :, None]  # U P U^T (unmasked facts give identity rows)
+    S[:, np.arange(k), np.arange(k)] += 1.0
+    Z = np.linalg.solve(S, PF.transpose(0, 2, 1))  # (I + U P U^T)^-1 U P
+    P[rows] = Pg - PF @ Z
+
+
+def _ucb_run(stream: UserStream, X: np.ndarray, grid: UCBGrid,
+             return_index: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """One pass of Algorithm 1 over configurations sorted by ``m``.
+
+    Keeps the inverse of every ridge system and updates it with the facts that join it
+    (:func:`_woodbury`), so a session costs a few GEMMs for all configurations. Returns the
+    decisions (C, N), the index (or None), and per configuration the largest add-age of a fact
+    whose hit it saw (``-1`` if none), which tells which smaller budgets would have seen the same.
+    """
+    running = grid.feedback == "running"
+    n, d = X.shape
+    C = len(grid)
+    m_sorted = grid.m
+    uniq, starts = np.unique(m_sorted, return_index=True)
+    groups = [(int(mv), int(i0), int(i1))
+              for mv, i0, i1 in zip(uniq, starts, list(starts[1:]) + [C], strict=True)]
+    sess = stream.sessions
+    first = stream.first_hit
+    delay = stream.delays
+    budget = grid.budget
+    lam, alpha, m = grid.lam, grid.alpha, grid.m
+    thresh = grid.kappa * grid.tau
+    prior = np.asarray(grid.mu_prior, np.float64)
+    P = (1.0 / lam)[:, None, None] * np.eye(d)[None]  # V^-1 with V = lam I
+    b = lam[:, None] * prior
+    cum = np.zeros(C, dtype=np.int64)
+    rank = np.zeros((C, n), dtype=np.int64)
+    added = np.zeros((C, n), dtype=bool)
+    flipped = np.zeros((C, n), dtype=bool)
+    age_max = np.full(C, -1, dtype=np.int64)
+    ptr = np.zeros(C, dtype=np.int64)
+    index = np.full((C, n), np.nan) if return_index else None
+    m_max = int(m.max()) if C else 0
+    order = np.argsort(np.where(first >= 0, first, np.iinfo(np.int64).max), kind="stable")
+    fh_sorted = first[order]
+    n_used = int((first >= 0).sum())
+    prev = -np.inf
+    for t, a, z in stream.session_slices():
+        lo = np.searchsorted(fh_sorted[:n_used], prev, side="right")
+        hi = np.searchsorted(fh_sorted[:n_used], t, side="right")
+        J = order[lo:hi]
+        if len(J):
+            cand = added[:, J] & (delay[J][None, :] <= m[:, None]) & ~flipped[:, J]
+            age = cum[:, None] - rank[:, J]
+            ok = cand & (age < budget[:, None])
+            age_max = np.maximum(age_max, np.where(ok, age, -1).max(axis=1))
+            if running:
+                b += ok.astype(np.float64) @ X[J]
+            flipped[:, J] |= ok
+        prev = t
+        if not running:  # windows that closed: the censored label joins the ridge system
+            for mv, i0, i1 in groups:
+                end = int(np.searchsorted(sess, t - mv, side="right"))
+                lo = int(ptr[i0])
+                if end > lo:
+                    Nw = added[i0:i1, lo:end]
+                    _woodbury(P, slice(i0, i1), X[lo:end], Nw)
+                    b[i0:i1] += (Nw & flipped[i0:i1, lo:end]).astype(np.float64) @ X[lo:end]
+                    ptr[i0:i1] = end
+        Xs = X[a:z]
+        ns = z - a
+        theta = np.matmul(P, b[:, :, None])[:, :, 0]
+        W = (P.reshape(C * d, d) @ Xs.T).reshape(C, d, ns)  # V^-1 x per fact and config
+        score = theta @ Xs.T  # (C, ns)
+        width = np.sqrt(np.maximum(np.einsum("cdn,nd->cn", W, Xs), 0.0))
+        bias: np.ndarray | float = 0.0
+        r0 = int(np.searchsorted(sess, t - m_max, side="right"))
+        if running and r0 < a:
+            R = slice(r0, a)
+            pend = added[:, R] & ~flipped[:, R] & ((t - sess[R])[None, :] < m[:, None])
+            if pend.any():
+                G = np.abs(W.transpose(0, 2, 1) @ X[R].T)  # (C, ns, r)
+                bias = np.einsum("cnr,cr->cn", G, pend.astype(np.float64))
+        idx = score + alpha[:, None] * width + bias
+        dec = idx >= thresh[:, None]
+        if index is not None:
+            index[:, a:z] = idx
+        rank[:, a:z] = cum[:, None] + np.cumsum(dec, axis=1)
+        cum += dec.sum(axis=1)
+        added[:, a:z] = dec
+        if running:
+            _woodbury(P, slice(0, C), Xs, dec)
+    return added, index, age_max
+
+def solve_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
+              return_index: bool = False) -> FastEpisodes:
+    """The previous engine: one batched ``np.linalg.solve`` of every (C, d, d) ridge system per
+    session. Kept as the baseline ``benchmarks/gating.py`` times the engine against."""
     if grid.feedback not in ("wait", "running"):
         raise ValueError(f"feedback {grid.feedback!r}: use 'wait' or 'running'")
     running = grid.feedback == "running"
@@ -81,7 +246,7 @@ def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
                       grid.m[perm], grid.kappa[perm],
                       None if grid.mu_prior is None else np.asarray(grid.mu_prior)[perm],
                       feedback=grid.feedback)
-        ep = fast_ucb(stream, X, sub, return_index=return_index)
+        ep = solve_ucb(stream, X, sub, return_index=return_index)
         return FastEpisodes(ep.added[inv], ep.kept[inv], ep.total,
                             None if ep.index is None else ep.index[inv])
     X = np.asarray(X, dtype=np.float64)

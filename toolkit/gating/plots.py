@@ -28,20 +28,13 @@ def rhr_bars(rhr: pd.DataFrame, budget: int, benchmark: str | None = None):
 
 
 def budget_explorer(rhr: pd.DataFrame, benchmark: str | None = None):
-    """A slider over the evaluated budgets that redraws :func:`rhr_bars`."""
+    """A slider over the evaluated budgets that redraws :func:`rhr_bars` (a PNG ``Image``
+    widget, so the redraw shows in JupyterLab, headless runs and tests alike)."""
     import ipywidgets as widgets
-    from IPython.display import display
+
+    from toolkit.viz import figure_explorer
 
     bench = benchmark or rhr.benchmark.iloc[0]
     budgets = sorted(int(b) for b in rhr[rhr.benchmark == bench].budget.unique())
     slider = widgets.SelectionSlider(options=budgets, value=budgets[0], description="budget")
-    out = widgets.Output()
-
-    def draw(change: object = None) -> None:
-        out.clear_output(wait=True)
-        with out:
-            display(rhr_bars(rhr, slider.value, bench))
-
-    slider.observe(draw, names="value")
-    draw()
-    return widgets.VBox([slider, out])
+    return figure_explorer({"budget": slider}, lambda budget: rhr_bars(rhr, budget, bench))

@@ -29,12 +29,12 @@ from joblib import Parallel, delayed
 
 from toolkit._seeding import item_rng
 from toolkit.gating.env import UserStream
-from toolkit.gating.fast import UCBGrid, capacity_levels_run, fast_static, fast_ucb
+from toolkit.gating.fast import UCBGrid, capacity_levels_run, fast_static, fast_ucb, solve_ucb
 from toolkit.gating.policies import delay_kappa, fit_prior
 
 __all__ = ["BUDGETS", "GRIDS", "POLICY_ORDER", "Benchmark", "SweepResult", "sweep_benchmark",
            "split_users", "decile_f1", "cold_task",
-           "split_task", "static_task", "run_tasks", "select_best"]
+           "split_task", "static_task", "run_tasks", "select_best", "ENGINES"]
 
 #: memory budgets of Tables 2 (S) and 3 (L)
 BUDGETS: dict[str, tuple[int, ...]] = {"S": (60, 120, 250, 500), "L": (120, 250, 500, 800, 1000)}
@@ -109,11 +109,15 @@ def _product(spec: dict[str, Sequence[float]]) -> list[dict[str, float]]:
     return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*spec.values())]
 
 
+#: UCB engines by name: the current one, and the previous per-session solve (benchmarks)
+ENGINES = {"fast": fast_ucb, "solve": solve_ucb}
+
+
 def cold_task(stream: UserStream, X: np.ndarray, budgets: Sequence[int],
-              grid: dict[str, Sequence[float]]) -> dict[str, Any]:
+              grid: dict[str, Sequence[float]], engine: str = "fast") -> dict[str, Any]:
     """Cold-Start UCB over its whole grid and every budget for one user."""
     rows = [dict(budget=b, kappa=1.0, **p) for b in budgets for p in _product(grid)]
-    fe = fast_ucb(stream, X, UCBGrid.from_rows(rows))
+    fe = ENGINES[engine](stream, X, UCBGrid.from_rows(rows))
     return {"rows": rows, "kept": fe.kept, "total": fe.total, "f1": decile_f1(stream, fe.added)}
 
 
@@ -143,7 +147,8 @@ def select_best(kept: np.ndarray, total: np.ndarray) -> int:
 
 def split_task(train: list[tuple[UserStream, np.ndarray]], val: list[tuple[UserStream, np.ndarray]],
                test: tuple[UserStream, np.ndarray], budgets: Sequence[int],
-               grids: dict[str, dict[str, Sequence[float]]], prior_ridge: float = 1.0) -> dict[str, Any]:
+               grids: dict[str, dict[str, Sequence[float]]], prior_ridge: float = 1.0,
+               engine: str = "fast") -> dict[str, Any]:
     """Pre-train on ``train``, choose Pre-trained Scorer and Warm-Start UCB settings on ``val``
     per budget, and run the chosen settings on the held-out ``test`` user."""
     tr_s = [s for s, _ in train]
@@ -176,13 +181,14 @@ def split_task(train: list[tuple[UserStream, np.ndarray]], val: list[tuple[UserS
                              kappa=kappas[int(m)], tau_mult=mult))
     prior = np.array([r["kappa"] * mu0 for r in rows])
     grid = UCBGrid.from_rows(rows, prior)
-    w_kept = np.stack([fast_ucb(s, X, grid).kept for s, X in val])  # (V, C)
+    ucb = ENGINES[engine]
+    w_kept = np.stack([ucb(s, X, grid).kept for s, X in val])  # (V, C)
     chosen = []
     for b in budgets:
         idx = [i for i, r in enumerate(rows) if r["budget"] == b]
         chosen.append(idx[select_best(w_kept[:, idx], pt_tot)])
     sub = UCBGrid.from_rows([rows[i] for i in chosen], prior[chosen])
-    fe = fast_ucb(s_t, X_t, sub)
+    fe = ucb(s_t, X_t, sub)
     f1 = decile_f1(s_t, fe.added)
     for j, (b, i) in enumerate(zip(budgets, chosen, strict=True)):
         out["warm"][b] = {**{k: rows[i][k] for k in ("tau", "alpha", "lam", "m", "kappa")},
@@ -201,10 +207,29 @@ def _single_threaded(fn, *args):
 
 
 def run_tasks(fn, arg_list: list[tuple], n_jobs: int | None = None) -> list[Any]:
-    """``[fn(*args) for args in arg_list]`` through joblib (any backend), in input order."""
+    """``[fn(*args) for args in arg_list]`` through joblib (any backend), in input order.
+
+    Each finished task moves the current progress bar by one (see :mod:`toolkit._progress`).
+    """
+    from toolkit._progress import advance
+
     if n_jobs == 1 or len(arg_list) <= 1:
-        return [_single_threaded(fn, *args) for args in arg_list]
-    return Parallel(n_jobs=n_jobs)(delayed(_single_threaded)(fn, *args) for args in arg_list)
+        out = []
+        for args in arg_list:
+            out.append(_single_threaded(fn, *args))
+            advance()
+        return out
+    out = []
+    for res in Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_single_threaded)(fn, *args) for args in arg_list):
+        out.append(res)
+        advance()
+    return out
+
+
+def _call(kind: str, *args: Any) -> Any:
+    """One task of a sweep, by kind (lets cold, split and static tasks share one pool)."""
+    return {"static": static_task, "cold": cold_task, "split": split_task}[kind](*args)
 
 
 POLICY_ORDER: tuple[str, ...] = (
@@ -244,11 +269,14 @@ class SweepResult:
 def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.ndarray]] | None = None,
                     test_users: Sequence[int] | None = None, n_jobs: int | None = None,
                     pool_size: int | None = None, budgets: Sequence[int] | None = None,
-                    policies: Sequence[str] | None = None) -> SweepResult:
+                    policies: Sequence[str] | None = None,
+                    progress_weight: float = 1.0, engine: str = "fast") -> SweepResult:
     """Every policy on every held-out user of ``bench`` (all users by default).
 
     ``gates`` maps a text-gate name to per-user decisions by capacity level. ``pool_size``
-    keeps only that many of each split's pre-training users (Fig. 2).
+    keeps only that many of each split's pre-training users (Fig. 2). The sweep counts as
+    ``progress_weight`` units of the enclosing progress stage. ``engine="solve"`` runs the
+    previous UCB engine (same numbers, slower; for ``benchmarks/gating.py``).
     """
     n = len(bench.streams)
     tests = list(range(n)) if test_users is None else list(test_users)
@@ -262,12 +290,29 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     f1: dict[str, dict[str, np.ndarray]] = {}
     users = [bench.streams[u].user for u in tests]
     total = {bench.streams[u].user: bench.streams[u].n_hits for u in tests}
-    # model-free and text gates
+    # every task in one pool, the costliest first so the cores finish together: Warm-Start
+    # validation runs (split), Cold-Start grids (once per user, whatever the split), statics
     static_names = {"Oracle", "Universal", "Greedy", "Greedy (capacity)", "Context",
                     "Context (capacity)"}
-    statics = run_tasks(static_task, [
-        (bench.streams[u], budgets, {g: gates[g][u] for g in (gates or {}) if g in want})
-        for u in tests] if want & static_names else [], n_jobs)
+    need = (sorted(set(tests) | {v for u in tests for v in splits[u][1]})
+            if "Cold-Start UCB" in want else [])
+    tasks: list[tuple] = []
+    if want & {"Pre-trained Scorer", "Warm-Start UCB"}:
+        tasks += [("split", [pairs[i] for i in splits[u][0]], [pairs[i] for i in splits[u][1]],
+                   pairs[u], budgets, bench.grids, bench.prior_ridge, engine) for u in tests]
+    tasks += [("cold", bench.streams[v], bench.Xs[v], budgets, bench.grids["cold"], engine)
+              for v in need]
+    if want & static_names:
+        tasks += [("static", bench.streams[u], budgets,
+                   {g: gates[g][u] for g in (gates or {}) if g in want}) for u in tests]
+    from toolkit._progress import stage
+
+    with stage(progress_weight, len(tasks)):
+        done = run_tasks(_call, tasks, n_jobs)
+    outs = [r for t, r in zip(tasks, done, strict=True) if t[0] == "split"]
+    colds = dict(zip(need, [r for t, r in zip(tasks, done, strict=True) if t[0] == "cold"],
+                     strict=True))
+    statics = [r for t, r in zip(tasks, done, strict=True) if t[0] == "static"]
     for u, res in zip(tests if statics else [], statics, strict=True):
         for pol, v in res.items():
             if pol == "total" or pol not in want:
@@ -277,10 +322,6 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     chosen: list[dict[str, Any]] = []
     # Cold-Start UCB: whole grid once per needed user, selection per split
     if "Cold-Start UCB" in want:
-        need = sorted(set(tests) | {v for u in tests for v in splits[u][1]})
-        colds = dict(zip(need, run_tasks(cold_task, [
-            (bench.streams[v], bench.Xs[v], budgets, bench.grids["cold"]) for v in need], n_jobs),
-            strict=True))
         rows = colds[need[0]]["rows"]
         for u in tests:
             val = splits[u][1]
@@ -296,10 +337,7 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
                                "budget": int(b), **{k: rows[best][k] for k in ("alpha", "tau", "lam", "m")}})
             kept.setdefault("Cold-Start UCB", {})[bench.streams[u].user] = np.array(ks)
             f1.setdefault("Cold-Start UCB", {})[bench.streams[u].user] = np.stack(fs)
-    if want & {"Pre-trained Scorer", "Warm-Start UCB"}:
-        outs = run_tasks(split_task, [
-            ([pairs[i] for i in splits[u][0]], [pairs[i] for i in splits[u][1]], pairs[u], budgets,
-             bench.grids, bench.prior_ridge) for u in tests], n_jobs)
+    if outs:
         for u, res in zip(tests, outs, strict=True):
             user = bench.streams[u].user
             for pol, key in (("Pre-trained Scorer", "pretrained"), ("Warm-Start UCB", "warm")):
@@ -343,25 +381,50 @@ def prepare_benchmark(name: str, facts: Sequence, *, grid: str | None = None, di
                            "facts": int(sum(s.n for s in streams))})
 
 
-def text_gate_decisions(bench: Benchmark, model: Any = None,
-                        users: Sequence[int] | None = None, *, fallback: str = "store"
-                        ) -> tuple[dict[str, list], dict[str, int]]:
-    """Decisions of the four text gates per user (offline rubric, or ``model``), and unknowns.
+def _gate_task(stream: UserStream, model: Any, fallback: str = "store"
+               ) -> list[tuple[np.ndarray, int]]:
+    """The four text gates' decisions (by capacity level) and unknowns for one user.
 
-    An unknown gate answer becomes the policy's explicit ``fallback`` ("store" or "skip") in
-    the returned decisions; how many there were is returned per gate so it is reported.
+    An unknown gate answer becomes the policy's explicit ``fallback`` ("store" or "skip");
+    how many there were is returned per gate so it is reported.
     """
     from toolkit.gating.llm_gates import gate_decisions
 
-    idx = range(len(bench.streams)) if users is None else users
+    out = []
+    for _, context, cap in TEXT_GATES:
+        d = gate_decisions(stream, context=context, capacity_aware=cap, model=model)
+        out.append((d.resolved(fallback), d.unknown))
+    return out
+
+
+#: the four text gates: name, sees the session context, sees the bank's remaining capacity
+TEXT_GATES: tuple[tuple[str, bool, bool], ...] = (
+    ("Greedy", False, False), ("Greedy (capacity)", False, True),
+    ("Context", True, False), ("Context (capacity)", True, True))
+
+
+def text_gate_decisions(bench: Benchmark, model: Any = None,
+                        users: Sequence[int] | None = None, n_jobs: int | None = None,
+                        progress_weight: float = 1.0, *, fallback: str = "store"
+                        ) -> tuple[dict[str, list], dict[str, int]]:
+    """Decisions of the four text gates per user (offline rubric, or ``model``), and unknowns.
+
+    Offline, users are judged in parallel through joblib (the rubric is pure); a model's calls
+    go through the gateway in this process (its cache, concurrency and ledger).
+    """
+    from toolkit._progress import stage
+
+    idx = list(range(len(bench.streams)) if users is None else users)
+    with stage(progress_weight, len(idx)):
+        per = (run_tasks(_gate_task, [(bench.streams[u], None, fallback) for u in idx], n_jobs)
+               if model is None else
+               run_tasks(_gate_task, [(bench.streams[u], model, fallback) for u in idx], 1))
     gates: dict[str, list] = {}
     unknown: dict[str, int] = {}
-    for name, context, cap in (("Greedy", False, False), ("Greedy (capacity)", False, True),
-                               ("Context", True, False), ("Context (capacity)", True, True)):
+    for g, (name, _, _) in enumerate(TEXT_GATES):
         per_user: list = [None] * len(bench.streams)
-        for u in idx:
-            d = gate_decisions(bench.streams[u], context=context, capacity_aware=cap, model=model)
-            per_user[u] = d.resolved(fallback)
-            unknown[name] = unknown.get(name, 0) + d.unknown
+        for u, res in zip(idx, per, strict=True):
+            per_user[u] = res[g][0]
+            unknown[name] = unknown.get(name, 0) + res[g][1]
         gates[name] = per_user
     return gates, unknown
