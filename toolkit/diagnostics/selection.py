@@ -87,6 +87,38 @@ def _select_input(t: dict, lib: list[Rule]) -> SelectInput:
     return SelectInput(id=t["id"], task=task, instruction=instruction, project=project, library=lib)
 
 
+def batch_folders(base: Path) -> list[Path]:
+    """Batches written apart (``firstcontact*`` folders holding ``library.jsonl``), sorted by name."""
+    return sorted(f for f in base.glob("firstcontact*") if (f / "library.jsonl").exists())
+
+
+def load_batch(folder: Path) -> tuple[list[Rule], list[dict], dict[str, list[str]], dict[str, list[Rule]]]:
+    """A batch's 200-rule library, tasks, gold and fixed libraries (``library_50``, ``library_200``)."""
+    flib = load_library(folder / "library.jsonl")
+    ftasks, fgold = load_tasks(folder, "tasks")
+    fixed = {"library_50": load_subset(folder / "library_50.json", flib)} if (folder / "library_50.json").exists() else {}
+    fixed[f"library_{len(flib)}"] = flib
+    return flib, ftasks, fgold, fixed
+
+
+def development_sets(base: Path | None = None, purpose: str = "fit") -> list[tuple]:
+    """Every selection set the method may fit on: ``dev_*`` and batches re-labelled development after
+    their first contact; each as (folder, library, tasks, gold, fixed libraries). Roles are checked
+    (:func:`toolkit.splits.require_role` raises on held-out or first-contact files)."""
+    from toolkit.splits import role_of
+
+    base = base or fixtures_dir() / "selection"
+    require_role(base / "dev_tasks.jsonl", purpose)  # type: ignore[arg-type]
+    lib = load_library(base / "dev_library.jsonl")
+    tasks, gold = load_tasks(base, "dev_tasks")
+    out = [(base, lib, tasks, gold, {"dev library": lib})]
+    for folder in batch_folders(base):
+        if role_of(folder / "tasks.jsonl") == "development":
+            require_role(folder / "tasks.jsonl", purpose)  # type: ignore[arg-type]
+            out.append((folder, *load_batch(folder)))
+    return out
+
+
 def build_library(task_id: str, gold: list[str], library: list[Rule], size: int, order: int, seed: int,
                   pool: list[Rule]) -> list[Rule]:
     """The task's gold rules + other set rules, then distractors, to ``size``; shuffled by ``order``."""
