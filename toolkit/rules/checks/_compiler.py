@@ -18,6 +18,7 @@ separate prompts for compiler and reviewer.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,8 +33,10 @@ from toolkit.rules.checks._types import (
     JsonFields,
     Judgment,
     Label,
+    MaxLines,
     MaxWords,
     SemanticSpec,
+    StartsWith,
     make_evidence,
 )
 
@@ -202,6 +205,16 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
         names = [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
         names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() not in ("the", "a")]
         return JsonFields(fields=tuple(dict.fromkeys(names))) if names else None
+    if kind == "max_lines":
+        return MaxLines(value=int(params["value"]))
+    if kind == "starts_with":
+        lits = [x for x in re.findall(r"[`\"']([^`\"']+)[`\"']", params.get("values", "")) if x.strip()]
+        words = params.get("field", "").lower().split()
+        name = _singular(words[-1]) if words else ""
+        if name in ("repl", "reply", "answer", "response"):
+            return StartsWith(target="reply", field="", value="|".join(lits)) if lits else None
+        target = "action" if words and words[0] in ("commit", "branch", "tag", "pr", "pull") else _field_target(body)
+        return StartsWith(target=target, field=name, value="|".join(lits)) if lits and name else None
     if kind == "field_equals":
         return FieldEquals(target=_field_target(body), field=params["field"].strip().replace(" ", "_"),
                            value=params["value"].strip())
@@ -285,10 +298,29 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
                 Case(make_evidence("delivery", task, reply=part), "violation", "a field missing"),
                 Case(make_evidence("delivery", task, reply="The pagination helper is fixed."), "violation",
                      "not JSON"), na]
+    if isinstance(chk, MaxLines):
+        return [Case(make_evidence("delivery", task, reply="\n".join(["Done."] * max(1, chk.value - 1))), "pass",
+                     "under the limit"),
+                Case(make_evidence("delivery", task, reply="\n".join(["Done."] * (chk.value + 3))), "violation",
+                     "over the limit"), na]
+    if isinstance(chk, StartsWith):
+        lit = chk.literals()[0]
+        wrong = "x" + lit if not lit[:1].isalpha() else (lit[:1].swapcase() + lit[1:])
+        if chk.target == "reply" and not chk.field:
+            mk = lambda v: make_evidence("delivery", task, reply=f"{v} the pagination helper is fixed.")  # noqa: E731
+            return [Case(mk(lit), "pass", "opens with the literal"), Case(mk(wrong), "violation", "another opening"), na]
     if isinstance(chk, FieldEquals):
         other = "something-else"
+        if isinstance(chk, StartsWith):
+            lit = chk.literals()[0]
+            return [Case(_field_case(chk, f"{lit} fix pagination", task), "pass", "starts with the literal"),
+                    Case(_field_case(chk, f"{lit[:1].swapcase()}{lit[1:]} fix pagination"
+                                     if lit[:1].isalpha() else f"fix pagination {lit}", task), "violation",
+                         "another opening"),
+                    Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"})
+                         if chk.target == "action" else na.evidence, "not_applicable", "no such field")]
         if chk.target == "action":
-            mk = lambda v: make_evidence("pre_action", task, action={"tool": "shell", chk.field: v})  # noqa: E731
+            mk = lambda v: _field_case(chk, v, task)  # noqa: E731
             na2 = Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"}),
                        "not_applicable", "the action has no such field")
         elif chk.target == "artifact":
@@ -300,6 +332,28 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
             na2 = na
         return [Case(mk(chk.value), "pass", "the literal"), Case(mk(other), "violation", "another value"), na2]
     return []
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+#: how an action carries a field, as the shell command an agent would run (for validation cases)
+_ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin {v}", "remote": "git push {v} main",
+                    "title": 'gh pr create --title "{v}"'}
+
+
+def _field_case(chk: FieldEquals, value: str, task: str) -> EvidenceRecord:
+    """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
+    if chk.target == "action":
+        tmpl = _ACTION_COMMANDS.get(chk.field)
+        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else {"tool": "shell", chk.field: value}
+        return make_evidence("pre_action", task, action=act)
+    if chk.target == "artifact":
+        return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
+    return make_evidence("delivery", task, reply=json.dumps({chk.field: value}))
 
 
 def _semantic_check(rule: Rule, rd: Reading, targets: Sequence[str]) -> SemanticSpec:
