@@ -7,7 +7,7 @@ from pathlib import Path
 
 from toolkit.records import Rule
 from toolkit.rules.checks import EmbeddingSelector, select_rules
-from toolkit.rules.checks._selection import default_selector, task_project, universal
+from toolkit.rules.checks._selection import FEATURES, default_selector, task_project, universal
 
 
 def test_learner_side_never_imports_the_simulated_user_or_profiles():
@@ -35,7 +35,7 @@ def test_scope_condition_and_exception_stages():
 
 def test_selector_is_fit_on_development_data_and_order_invariant():
     sel = default_selector()
-    assert 0.0 < sel.threshold_ < 1.0 and sel.model_.coef_.shape == (1, 5)
+    assert 0.0 < sel.threshold_ < 1.0 and sel.model_.coef_.shape == (1, len(FEATURES))
     lib = [Rule(id=f"r{i}", behavior=b) for i, b in enumerate(
         ["Use pnpm, not npm, to install packages.", "Write a regression test for every bug fix.",
          "Keep Dockerfiles on the slim base image.", "Reference the ticket in commit messages."])]
