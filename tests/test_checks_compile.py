@@ -126,7 +126,13 @@ def test_reader_reviewer_labels_each_case():
 
 
 def test_new_programmatic_types_and_action_fields():
-    from toolkit.rules.checks._types import JsonFields, MaxLines, StartsWith, command_fields, make_evidence
+    from toolkit.rules.checks._types import (
+        JsonFields,
+        MaxLines,
+        StartsWith,
+        command_fields,
+        make_evidence,
+    )
 
     assert command_fields("git push origin +release/1.4") == {"force": True, "remote": "origin", "branch": "release/1.4"}
     assert command_fields('git commit -am "feat: x"')["message"] == "feat: x"

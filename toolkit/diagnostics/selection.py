@@ -10,7 +10,8 @@ library holds all of its gold rules, then other rules of the set's own library i
 order up to the size; when the set's library is smaller than the size, distractors from
 ``toolkit.rules.distractors`` (our own grammar of coding-assistant preferences) fill the rest.
 Distractors are unlabelled: selecting one counts as a false positive, so precision at sizes above
-the set's library is a lower bound (the table also shows precision over labelled rules only).
+the set's library is a lower bound (global distractors without a condition are left out of the pool:
+by the applicability policy they apply to every task) (the table also shows precision over labelled rules only).
 Offline selection is order-invariant (embeddings per rule); the orders matter for the LLM's batches.
 Recall and precision are micro-averaged over tasks (pooled selections), with task-clustered
 bootstrap 95% intervals; a task whose selection is ``unknown`` counts as selecting nothing and is
@@ -213,7 +214,9 @@ def run(ctx: RunContext) -> Result:
     orders = int(opts.get("orders", 1 if ctx.quick else 3))
     sizes = tuple(int(x) for x in str(opts.get("sizes", ",".join(map(str, SIZES)))).split(","))
     base = fixtures_dir() / "selection"
-    pool = distractor_pool()
+    # growth distractors: never global-unconditional ones (by the applicability policy those apply
+    # to every task, so counting them as false positives would be wrong); the rest are unlabelled
+    pool = [r for r in distractor_pool() if r.conditions or r.scope != "global"]
     fig = paper_figures("selection")["figures"]
     rows: list[dict[str, Any]] = []
     text: list[str] = []

@@ -181,6 +181,8 @@ def read_rule(rule: Rule) -> Reading:
             pm = (k, {n: v for n, v in m.groupdict().items() if v})
             break
     targets = tuple(t for t, kind in sem.targets.items() if kind.search(body))
+    if sem.reply_place.search(body):  # "explain in your reply ...": checked on the reply only
+        targets = ("reply",)
     ban = sem.ban_cues.search(body)
     forbid = bool(ban) and len(tx.words(body[: ban.start()])) <= 2
     subject = body[ban.end():].strip(" ,.") if forbid and ban else body.rstrip(" .")
@@ -226,15 +228,43 @@ _NEUTRAL_TASKS = (
     "Rename the variable tmp to total in the report module.",
     "Update the copyright year in the footer template.",
 )
-_NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper and the tests pass."
+_NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
-def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
-    for ins in res.instances().instances:
-        if re.search(ins.concept, subject, re.IGNORECASE):
-            return ins
+_EXAMPLES = re.compile(r"\((?:e\.g\.|for example|such as|like)\s*,?\s*(?P<list>[^)]+)\)|`(?P<code>[^`]+)`", re.IGNORECASE)
+
+
+def rule_examples(text: str) -> list[str]:
+    """Examples the rule itself gives: a parenthesised "e.g. ..." list, or code in backticks."""
+    out: list[str] = []
+    for m in _EXAMPLES.finditer(text):
+        if m.group("list"):
+            out += [x.strip(" .") for x in re.split(r",|\bor\b", m.group("list")) if x.strip(" .")]
+        elif m.group("code"):
+            out.append(m.group("code").strip())
+    return out
+
+
+def _own_instance(rule_text: str, subject: str) -> res.Instance | None:
+    """An instance from the rule's own examples: a command it names as an example of what it
+    forbids is the violating action (the compliant one stays unknown, so a catalogue instance wins)."""
+    sem = res.semantic()
+    for ex in rule_examples(rule_text):
+        if sem.targets["action"].search(ex) and len(ex.split()) >= 2 and ex.split()[0].isalpha():
+            return res.Instance(concept=re.escape(ex), where="action", example=ex, plain="")
     return None
+
+
+def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
+    """The concept the subject names first (its head: "build SQL ..., never with f-strings" is
+    about SQL), ties to the longer match."""
+    best: tuple[int, int, res.Instance] | None = None
+    for ins in res.instances().instances:
+        m = re.search(ins.concept, subject, re.IGNORECASE)
+        if m and (best is None or (m.start(), -len(m.group(0))) < best[:2]):
+            best = (m.start(), -len(m.group(0)), ins)
+    return best[2] if best else None
 
 
 def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
@@ -383,6 +413,8 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     case was rejected to its next rendering and keeps the slots that held."""
     ins = _instance(spec.subject, 1)
     forbid = spec.polarity == "forbid"
+    if ins is None and forbid:
+        ins = _own_instance(rule.behavior, spec.subject)
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
@@ -397,9 +429,9 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     na: list[Case] = []
     if rule.scope != "global" or rule.conditions:
         task = _task_for(rule, False, 2)
-        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+        na.append(Case(_render(first, False, spec.subject, None, task, spec.target), "not_applicable",
                        "outside the rule's scope or condition", "na"))
-        na.append(Case(_render(first, not forbid, spec.subject, None, task, spec.target), "not_applicable",
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
                        "outside the rule's scope or condition", "na"))
     if rule.exceptions:
         task = f"{_NEUTRAL_TASKS[1]} Note: {rule.exceptions[0].rstrip('.')}."
@@ -437,6 +469,10 @@ class OfflineCompiler:
         if not targets:
             return Proposal("guidance", None, reason="names no action, artifact or reply to check")
         spec = _semantic_check(rule, rd, targets)
+        ins = _instance(spec.subject) or (_own_instance(rule.behavior, spec.subject) if rd.polarity == "forbid" else None)
+        where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
+        if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows
+            spec = replace(spec, evidence={where: spec.evidence[where]})
         fails = _slot_failures(feedback)
         slots = _semantic_slots(spec, rule)
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}

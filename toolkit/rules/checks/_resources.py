@@ -57,6 +57,7 @@ class SemanticFile(_Strict):
     preamble: PatternKind
     replacement: PatternKind
     whole_reply: PatternKind
+    reply_place: PatternKind
     project_mention: PatternKind
     ban_cues: PatternKind
 
@@ -116,6 +117,7 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.preamble"] = s.preamble
     out["semantic.replacement"] = s.replacement
     out["semantic.whole_reply"] = s.whole_reply
+    out["semantic.reply_place"] = s.reply_place
     out["semantic.project_mention"] = s.project_mention
     return out
 
