@@ -63,7 +63,19 @@ def topic_text(rule: Rule) -> str:
 
 #: features of one (task, condition) pair for the learned applicability model
 FEATURES: tuple[str, ...] = ("sim_condition", "sim_behavior", "overlap", "coverage", "reader_true",
-                             "reader_false", "sim_condition_rank")
+                             "reader_false", "sim_condition_rank", "sim_part_max")
+
+
+@cache
+def _parts(text: str, kind: str) -> tuple[str, ...]:
+    """A task's sentences, or a condition's alternatives ("writing or renaming tests" -> each verb
+    with the shared object is not attempted; the comma/or pieces and the whole are kept)."""
+    from toolkit import text as tx
+
+    if kind == "task":
+        return tuple(dict.fromkeys([*tx.sentences(text), text]))
+    pieces = [p.strip() for p in re.split(r",|\bor\b|\(|\)", text) if len(p.strip().split()) >= 2]
+    return tuple(dict.fromkeys([text, *pieces]))
 
 
 @cache
@@ -163,6 +175,9 @@ class EmbeddingSelector:
         sb = self._vectors([rules[j].behavior for j, _ in pairs]) @ q
         qs = _content_stems(query)
         order = np.argsort(np.argsort(-sc))
+        qp = self._vectors(list(_parts(query, "task")))
+        part_max = [float((self._vectors(list(_parts(rules[j].conditions[k], "condition"))) @ qp.T).max())
+                    for j, k in pairs]
         rows = []
         for i, (j, k) in enumerate(pairs):
             r = rules[j]
@@ -171,7 +186,7 @@ class EmbeddingSelector:
             ap = _applies(Rule(id=r.id, behavior=r.behavior, conditions=[r.conditions[k]]), query, None) \
                 if self.use_applies else None
             rows.append([float(sc[i]), float(sb[i]), ov / np.sqrt(max(1, len(cs))), ov / max(1, len(cs)),
-                         float(ap is True), float(ap is False), 1.0 / (1.0 + order[i])])
+                         float(ap is True), float(ap is False), 1.0 / (1.0 + order[i]), part_max[i]])
         x = np.asarray(rows, dtype=float)
         if self.interaction:  # which directions of agreement between task and condition matter
             cv = self._vectors([rules[j].conditions[k] for j, k in pairs])
