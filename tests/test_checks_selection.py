@@ -43,3 +43,19 @@ def test_selector_is_fit_on_development_data_and_order_invariant():
     a = EmbeddingSelector().select_many([(task, None, lib)])[0]
     b = EmbeddingSelector().select_many([(task, None, lib[::-1])])[0]
     assert sorted(a) == sorted(b) and "r0" in a
+
+
+def test_applicability_policy_stages():
+    from toolkit.rules.checks._selection import exception_holds, in_scope
+
+    lib = [Rule(id="proj", behavior="Use uv to manage dependencies.", scope="project:ledgerly"),
+           Rule(id="always", behavior="Never use emojis in replies."),
+           Rule(id="summary", behavior="End with a list of changed files.",
+                exceptions=["no files were changed"])]
+    assert in_scope(lib[0], "ledgerly") and not in_scope(lib[0], None) and in_scope(lib[1], None)
+    got = EmbeddingSelector().select_many([("Explain how invoice numbering works.", None, lib, "tern")])[0]
+    assert "proj" not in got and "always" in got  # unconditional in-scope rules apply to every task
+    got = EmbeddingSelector().select_many([("Explain the retry logic.", "Answer only; no files were changed.",
+                                            lib, "ledgerly")])[0]
+    assert "proj" in got
+    assert exception_holds(lib[2], "Answer only; no files were changed.", None) == ("summary" not in got)
