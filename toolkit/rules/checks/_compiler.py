@@ -168,6 +168,16 @@ def strip_preamble(text: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
 
+def inline_condition(behavior: str) -> tuple[str | None, str]:
+    """(condition stated inside the behaviour, the requirement) — (None, behaviour) when none."""
+    body = strip_preamble(behavior)
+    m = res.semantic().leading_condition.search(body)
+    if not m:
+        return None, body
+    req = m.group("req").strip()
+    return m.group("cond").strip(), req[:1].upper() + req[1:]
+
+
 def read_rule(rule: Rule) -> Reading:
     """Read a rule's behaviour: ambiguity, observability, computable form, targets, polarity."""
     body = strip_preamble(rule.behavior)
@@ -183,10 +193,11 @@ def read_rule(rule: Rule) -> Reading:
     targets = tuple(t for t, kind in sem.targets.items() if kind.search(body))
     if sem.reply_place.search(body):  # "explain in your reply ...": checked on the reply only
         targets = ("reply",)
-    ban = sem.ban_cues.search(body)
-    forbid = bool(ban) and len(tx.words(body[: ban.start()])) <= 2
-    subject = body[ban.end():].strip(" ,.") if forbid and ban else body.rstrip(" .")
-    swap = sem.replacement.search(body)
+    req = inline_condition(body)[1]
+    ban = sem.ban_cues.search(req)
+    forbid = bool(ban) and len(tx.words(req[: ban.start()])) <= 2
+    subject = req[ban.end():].strip(" ,.") if forbid and ban else req.rstrip(" .")
+    swap = sem.replacement.search(req)
     if swap and not forbid:  # "use X instead of Y" forbids Y
         forbid, subject = True, swap.group("avoid").strip(" ,.")
     return Reading(body, amb, unobs, pm, targets, "forbid" if forbid else "require", subject)
@@ -274,9 +285,10 @@ def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
         parts = []
         if rule.scope.startswith("project:"):
             parts.append(f"In the {rule.scope.split(':', 1)[1]} project:")
-        if rule.conditions:
-            cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", rule.conditions[0].strip().rstrip("."), flags=re.I)
-            parts.append(f"This task involves {cond}.")
+        conds = [*rule.conditions, *filter(None, [inline_condition(rule.behavior)[0]])]
+        for c in conds[:2]:
+            cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", c.strip().rstrip("."), flags=re.I)
+            parts.append(f"Note: {cond}.")
         return " ".join(parts + [base])
     if rule.scope.startswith("project:"):
         return f"In the unrelated-sandbox project: {base}"
@@ -427,7 +439,7 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
             slots[f"{stage}:{want}"] = variants
     first = spec.stages()[0]
     na: list[Case] = []
-    if rule.scope != "global" or rule.conditions:
+    if rule.scope != "global" or rule.conditions or inline_condition(rule.behavior)[0]:
         task = _task_for(rule, False, 2)
         na.append(Case(_render(first, False, spec.subject, None, task, spec.target), "not_applicable",
                        "outside the rule's scope or condition", "na"))
