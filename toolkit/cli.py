@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="notebook-sized runs (about a minute each)")
     r.add_argument("--data-dir", default=None, help="third-party data (default ../shared/data or $PREFMEM_DATA_DIR)")
     r.add_argument("--list", action="store_true", help="list the diagnostics and exit")
+    r.add_argument("--embedder", default=None, metavar="E",
+                   help="sentence embedder for gating features, utility labels and Table 1: tfidf "
+                        "(lexical baseline, the default), minilm (offline), openai/<model>, "
+                        "openai-api/<service>/<model>; vectors are cached like LLM replies")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a diagnostic option, e.g. --set budgets=60,120 (repeatable)")
     r.add_argument("--first-contact", default=None, metavar="DIR",
@@ -287,6 +291,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if names != ["fidelity"]:
             raise UsageError("--first-contact works with 'prefmem reproduce fidelity' only")
         options["first_contact"] = args.first_contact
+    if getattr(args, "embedder", None):
+        from toolkit.llm import get_embedder
+
+        get_embedder(args.embedder, gw)  # fail early on a bad embedder string (loads nothing)
+        options["embedder"] = args.embedder
     failed = 0
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,

@@ -7,7 +7,11 @@ labelling pipeline against the simulator's hidden hits, and sweeps the shared fr
 Options (``--set k=v``; quick sizes in brackets): ``s_users`` (20 [8]), ``l_users`` (20 [4]),
 ``l_sessions`` (the preset's), ``shared_fraction`` (0.5), ``folds`` (5), ``label_users``
 (4 [2]), ``k`` (5, retrieval depth), ``sweep`` (1 [1]: shared-fraction sweep on a small
-stream), ``locomo`` (1: run on ``<data_dir>/locomo10.json`` when present).
+stream), ``locomo`` (1: run on ``<data_dir>/locomo10.json`` when present), ``embedder``
+(also ``--embedder``; default ``tfidf``): a sentence embedder (``minilm``, ``openai/<m>``, ...)
+adds Table 1 rows with the embedding as the logistic regression's features beside the paper's
+TF-IDF protocol rows, and makes the §3.1 labelling pipeline retrieve by embedding similarity
+(with ``tfidf`` it retrieves by TF-IDF cosine, the lexical baseline).
 """
 
 from __future__ import annotations
@@ -42,18 +46,23 @@ def _ci(values: list[float], seed: int) -> tuple[float | None, float | None]:
 
 
 def table1_rows(name: str, rep: dict, paper: dict | None, seed: int) -> list[dict[str, Any]]:
-    """Self, LOUO and gap rows for one dataset (ours beside the paper's, CIs over users)."""
+    """Self, LOUO and gap rows for one dataset (ours beside the paper's, CIs over users).
+
+    ``features`` names what the logistic regression read: ``tfidf`` (the paper's protocol) or
+    the embedder (the paper's figure beside it is still its TF-IDF figure)."""
     rows = []
+    feats = rep.get("features", "tfidf")
     for metric, key in (("Self AUC", "self_auc"), ("LOUO AUC", "louo_auc")):
         vals = [u[key] for u in rep["users"]]
         lo, hi = _ci(vals, seed)
-        rows.append({"dataset": name, "metric": metric, "ours": rep[f"{key}_mean"],
+        rows.append({"dataset": name, "features": feats, "metric": metric,
+                     "ours": rep[f"{key}_mean"],
                      "paper": paper[f"{key}_mean"] if paper else None,
                      "n": sum(v is not None for v in vals), "ci_low": lo, "ci_high": hi,
                      "ours_std": rep[f"{key}_std"],
                      "paper_std": paper[f"{key}_std"] if paper else None})
     ci = rep.get("gap_paired_ci95") or [None, None]
-    rows.append({"dataset": name, "metric": "Gap", "ours": rep["gap"],
+    rows.append({"dataset": name, "features": feats, "metric": "Gap", "ours": rep["gap"],
                  "paper": paper["gap"] if paper else None, "n": rep.get("n_self"),
                  "ci_low": ci[0], "ci_high": ci[1], "ours_std": None, "paper_std": None})
     return rows
@@ -125,16 +134,33 @@ def run(ctx: RunContext) -> Result:
     else:
         text.append("LoCoMo skipped: no locomo10.json in the data folder.")
 
+    embedder = str(ctx.options.get("embedder") or "tfidf")
+    emb = None
+    if embedder != "tfidf":
+        from toolkit.llm import get_embedder
+
+        emb = get_embedder(embedder, ctx.gateway)
     t1, per_user, meta = [], [], {}
     for name, facts in streams.items():
-        rep = meta_analysis(facts, folds=folds, seed=seed)
         key = {"simulated S": "S", "simulated L": "L"}.get(name)
-        t1 += table1_rows(name, rep, paper["table1"].get(key) if key else None, seed)
-        per_user += [{"dataset": name, **u} for u in rep["users"]]
-        meta[name] = {k: rep[k] for k in ("self_auc_mean", "self_auc_std", "louo_auc_mean",
-                                          "louo_auc_std", "gap", "n_users", "n_self", "n_louo")}
-        for sk in rep["skipped"]:
-            text.append(f"{name}: {sk['user']} not scored ({sk['regime']}): {sk['reason']}")
+        for e in (None, emb) if emb is not None else (None,):
+            rep = meta_analysis(facts, folds=folds, seed=seed, embedder=e)
+            t1 += table1_rows(name, rep, paper["table1"].get(key) if key else None, seed)
+            if e is not None:
+                meta[f"{name} ({embedder})"] = {k: rep[k] for k in (
+                    "self_auc_mean", "self_auc_std", "louo_auc_mean", "louo_auc_std", "gap",
+                    "n_users", "n_self", "n_louo")}
+                continue
+            per_user += [{"dataset": name, **u} for u in rep["users"]]
+            meta[name] = {k: rep[k] for k in ("self_auc_mean", "self_auc_std", "louo_auc_mean",
+                                              "louo_auc_std", "gap", "n_users", "n_self",
+                                              "n_louo")}
+            for sk in rep["skipped"]:
+                text.append(f"{name}: {sk['user']} not scored ({sk['regime']}): {sk['reason']}")
+    text.append("Table 1 features: tfidf (the paper's protocol: TfidfVectorizer + logistic "
+                "regression)" + (f"; and {embedder} (the embedding of each fact text + the same "
+                                 "logistic regression; the paper's figures beside these rows are "
+                                 "its TF-IDF ones)" if emb is not None else "") + ".")
     table1 = _dataset_first(compare_rows(t1))
     per_user_df = pd.DataFrame(per_user)
 
@@ -152,8 +178,14 @@ def run(ctx: RunContext) -> Result:
     if not model.is_offline:
         ctx.record_prompt("labels_trigger")
         ctx.record_prompt("labels_verify")
+    retriever: Any = "tfidf"
+    if emb is not None:
+        from toolkit.gating.retrieval import EmbeddingRetriever
+
+        retriever = EmbeddingRetriever(emb)
+        retriever.prime([f.text for f in blank])
     lr = label_facts(blank, [t for u in users for t in u.turns], model=model,
-                     k=_opt(ctx, "k", 5, 5))
+                     k=_opt(ctx, "k", 5, 5), retriever=retriever)
     agree = compare_labels(lr.facts, truth)
     s = lr.summary()
     labels = compare_rows([
@@ -164,7 +196,8 @@ def run(ctx: RunContext) -> Result:
                         ("hit-pair recall", "pair_recall", agree["n_pairs_reference"]))]
         + [{"metric": f"count: {k}", "ours": float(v), "paper": None, "n": None}
            for k, v in s.items()])
-    text.append(f"Labelling pipeline ({model.name}, top-{_opt(ctx, 'k', 5, 5)} TF-IDF) on "
+    how = "TF-IDF cosine" if emb is None else f"{embedder} embedding cosine"
+    text.append(f"Labelling pipeline ({model.name}, top-{_opt(ctx, 'k', 5, 5)} by {how}) on "
                 f"{label_users} simulated S users, against the simulator's hidden hits; "
                 f"unknown answers: {s['unknown_trigger']} trigger, {s['unknown_verify']} judge "
                 "(counted, never scored).")
@@ -173,7 +206,9 @@ def run(ctx: RunContext) -> Result:
               "utility_per_user": per_user_df, "utility_labels": labels,
               "utility_locomo_quirks": quirks}
     figures = {"utility_table1": ours_vs_paper(
-        table1.assign(metric=table1["dataset"] + ": " + table1["metric"]).fillna({"paper": 0.0}),
+        table1.assign(metric=table1["dataset"] + ": " + table1["metric"]
+                      + table1["features"].map(lambda f: "" if f == "tfidf" else f" [{f}]"))
+        .fillna({"paper": 0.0}),
         title="Table 1: Self vs LOUO AUC (paper bars at 0 where it has none)"),
         "utility_scatter": _scatter(per_user_df)}
     if int(_opt(ctx, "sweep", 1, 1)):
@@ -193,4 +228,8 @@ def run(ctx: RunContext) -> Result:
                                                "(6 users x 40 sessions)")
     return Result(name="utility", tables=tables, figures=figures, text=text,
                   meta={"seed": seed, "folds": folds, "shared_fraction": sf, "table1": meta,
+                        "embedder": embedder if emb is None else {
+                            **emb.describe(), "live_texts": int(emb.stats["live"]),
+                            "cached_texts": int(emb.stats["cached"]),
+                            "embedding_seconds": round(float(emb.stats["seconds"]), 2)},
                         "labels": {**agree, **s}})

@@ -1,4 +1,5 @@
-"""Fact features for linear gates: TF-IDF reduced by truncated SVD, or any embedding function.
+"""Fact features for linear gates: TF-IDF reduced by truncated SVD, a sentence embedder reduced
+by PCA (:func:`featurizer_for`), or any embedding function.
 
 Rows are L2-normalised and a constant 1 is appended (the linear utility model's intercept),
 so every feature vector has norm at most sqrt(2) (the paper's bound L). The featuriser is
@@ -10,7 +11,7 @@ a fixed embedding model).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -18,8 +19,8 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["Featurizer", "TfidfSVD", "EmbeddingFeatures", "FEATURIZERS", "register_featurizer",
-           "make_featurizer", "finish_rows"]
+__all__ = ["Featurizer", "TfidfSVD", "EmbeddingFeatures", "EmbedderPCA", "FEATURIZERS",
+           "register_featurizer", "make_featurizer", "finish_rows", "featurizer_for"]
 
 
 class Featurizer(Protocol):
@@ -82,7 +83,68 @@ class EmbeddingFeatures(BaseEstimator, TransformerMixin):
         return finish_rows(np.asarray(self.embed(list(texts)), dtype=np.float64))
 
 
-FEATURIZERS: dict[str, Callable[..., Featurizer]] = {"tfidf-svd": TfidfSVD}
+class EmbedderPCA(BaseEstimator, TransformerMixin):
+    """A sentence embedder's vectors (B.2: "the embedding as the linear feature") projected by
+    PCA to ``dim`` components -> unit rows + intercept.
+
+    The projection keeps the linear bandits' matrices as small as the TF-IDF path's (their cost
+    grows with the square of the width) and is fit on fact texts only. ``dim=None`` keeps the
+    embedder's full width. Vectors come from the gateway's cache when present; those computed
+    in :meth:`fit` are reused by :meth:`transform` in the same process.
+    """
+
+    def __init__(self, embedder: Any = None, dim: int | None = 64,
+                 random_state: int | None = 0) -> None:
+        self.embedder = embedder
+        self.dim = dim
+        self.random_state = random_state
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        memo = getattr(self, "_memo", None) or {}
+        missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing:
+            memo = {**memo, **dict(zip(missing, self.embedder.embed(missing), strict=True))}
+        return np.stack([memo[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def fit(self, texts: Sequence[str], y: object = None) -> EmbedderPCA:
+        from sklearn.decomposition import PCA
+
+        if self.embedder is None:
+            raise ValueError("EmbedderPCA needs an embedder (toolkit.llm.get_embedder)")
+        texts = list(texts)
+        uniq = list(dict.fromkeys(texts))
+        self._memo = dict(zip(uniq, self.embedder.embed(uniq), strict=True))
+        z = np.stack([self._memo[t] for t in uniq]).astype(np.float64)
+        if self.dim is None or self.dim >= z.shape[1]:
+            self.pca_ = None
+            self.n_features_out_ = z.shape[1] + 1
+        else:
+            k = int(max(1, min(self.dim, z.shape[0] - 1)))
+            self.pca_ = PCA(n_components=k, svd_solver="randomized",
+                            random_state=self.random_state).fit(z)
+            self.n_features_out_ = k + 1
+        return self
+
+    def transform(self, texts: Sequence[str]) -> np.ndarray:
+        check_is_fitted(self, "n_features_out_")
+        z = self._embed(list(texts)).astype(np.float64)
+        return finish_rows(z if self.pca_ is None else self.pca_.transform(z))
+
+
+def featurizer_for(embedder: str = "tfidf", *, dim: int | None = 64, seed: int = 0,
+                   gateway: Any = None) -> Featurizer:
+    """Gating features by embedder model string: ``tfidf`` is the lexical baseline (TF-IDF
+    unigrams+bigrams -> truncated SVD); any other string (``minilm``, ``openai/<m>``, ...) is a
+    sentence embedder through the gateway, projected by PCA to ``dim``."""
+    if embedder == "tfidf":
+        return TfidfSVD(dim=int(dim or 64), random_state=seed)
+    from toolkit.llm import get_embedder
+
+    return EmbedderPCA(get_embedder(embedder, gateway), dim=dim, random_state=seed)
+
+
+FEATURIZERS: dict[str, Callable[..., Featurizer]] = {"tfidf-svd": TfidfSVD,
+                                                     "embedder-pca": EmbedderPCA}
 
 
 def register_featurizer(name: str, factory: Callable[..., Featurizer]) -> None:

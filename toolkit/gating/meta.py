@@ -55,19 +55,37 @@ def _model():
     return make_pipeline(TfidfVectorizer(), LogisticRegression(C=1.0, max_iter=1000))
 
 
-def _self_auc(texts: list[str], y: np.ndarray, folds: int, seed: int) -> tuple[float, float]:
-    """Mean of the fold AUCs (the reported Self AUC) and the AUC of pooled out-of-fold scores."""
+def _self_auc(fit_score: Any, idx: np.ndarray, y_all: np.ndarray, folds: int,
+              seed: int) -> tuple[float, float]:
+    """Mean of the fold AUCs (the reported Self AUC) and the AUC of pooled out-of-fold scores;
+    ``idx``: the user's facts (positions in the file, file order)."""
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
+    y = y_all[idx]
     aucs = []
     oof = np.zeros(len(y))
     cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     for tr, te in cv.split(np.zeros(len(y)), y):
-        m = _model().fit([texts[i] for i in tr], y[tr])
-        oof[te] = m.decision_function([texts[i] for i in te])
+        oof[te] = fit_score(idx[tr], idx[te])
         aucs.append(roc_auc_score(y[te], oof[te]))
     return float(np.mean(aucs)), float(roc_auc_score(y, oof))
+
+
+def _fit_score(texts_all: list[str], y_all: np.ndarray, vectors: np.ndarray | None) -> Any:
+    """``(train positions, test positions) -> decision scores``: TF-IDF + LR on the texts (the
+    paper's protocol), or LR on given embedding vectors (the same LR settings)."""
+    if vectors is None:
+        def fit_score(tr: np.ndarray, te: np.ndarray) -> np.ndarray:
+            m = _model().fit([texts_all[i] for i in tr], y_all[tr])
+            return m.decision_function([texts_all[i] for i in te])
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        def fit_score(tr: np.ndarray, te: np.ndarray) -> np.ndarray:
+            m = LogisticRegression(C=1.0, max_iter=1000).fit(vectors[tr], y_all[tr])
+            return m.decision_function(vectors[te])
+    return fit_score
 
 
 def _group(facts: list[Fact]) -> dict[str, list[Fact]]:
@@ -84,17 +102,23 @@ def _agg(values: list[float | None]) -> tuple[float | None, float | None, int]:
     return float(v.mean()), (float(v.std(ddof=1)) if v.size > 1 else None), int(v.size)
 
 
-def meta_analysis(facts: list[Fact], *, folds: int = 5, seed: int = 0) -> dict:
-    """Per-user Self (k-fold CV) and LOUO AUC of TF-IDF + logistic regression, with mean ± std."""
+def meta_analysis(facts: list[Fact], *, folds: int = 5, seed: int = 0,
+                  embedder: Any = None) -> dict:
+    """Per-user Self (k-fold CV) and LOUO AUC of TF-IDF + logistic regression, with mean ± std.
+
+    ``embedder`` (an object with ``embed(texts)``, e.g. ``toolkit.llm.get_embedder("minilm")``)
+    replaces the TF-IDF features by the embedding of each fact text (the same logistic
+    regression, folds and users); ``None`` is the paper's TF-IDF protocol.
+    """
     import sklearn.linear_model  # noqa: F401  (load the BLAS libraries before limiting them)
     from threadpoolctl import threadpool_limits
 
     # many small fits: one BLAS thread each is faster and does not change the numbers
     with threadpool_limits(limits=1):
-        return _meta_analysis(facts, folds=folds, seed=seed)
+        return _meta_analysis(facts, folds=folds, seed=seed, embedder=embedder)
 
 
-def _meta_analysis(facts: list[Fact], *, folds: int, seed: int) -> dict:
+def _meta_analysis(facts: list[Fact], *, folds: int, seed: int, embedder: Any = None) -> dict:
     from sklearn.metrics import roc_auc_score
 
     if folds < 2:
@@ -105,17 +129,24 @@ def _meta_analysis(facts: list[Fact], *, folds: int, seed: int) -> dict:
     texts_all = [f.text for f in facts]
     y_all = np.array([1 if f.hits else 0 for f in facts])
     users_all = np.array([f.user for f in facts])
+    vectors = None
+    if embedder is not None:
+        vectors = np.asarray(embedder.embed(texts_all), dtype=np.float64)
+    fit_score = _fit_score(texts_all, y_all, vectors)
+    positions: dict[str, list[int]] = {}
+    for i, f in enumerate(facts):
+        positions.setdefault(f.user, []).append(i)
     users: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for user, fs in groups.items():
-        texts = [f.text for f in fs]
         y = np.array([1 if f.hits else 0 for f in fs])
         n_used = int(y.sum())
         n_unused = len(y) - n_used
         row: dict[str, Any] = {"user": user, "n_facts": len(fs), "n_used": n_used,
                                "self_auc": None, "louo_auc": None, "self_auc_oof": None}
         if n_used >= folds and n_unused >= folds:
-            row["self_auc"], row["self_auc_oof"] = _self_auc(texts, y, folds, seed)
+            row["self_auc"], row["self_auc_oof"] = _self_auc(
+                fit_score, np.asarray(positions[user]), y_all, folds, seed)
         else:
             skipped.append({"user": user, "regime": "self",
                             "reason": f"{n_used} used / {n_unused} unused facts; "
@@ -128,8 +159,8 @@ def _meta_analysis(facts: list[Fact], *, folds: int, seed: int) -> dict:
             skipped.append({"user": user, "regime": "louo",
                             "reason": "the other users' facts are all one class"})
         else:
-            m = _model().fit([t for t, r in zip(texts_all, rest, strict=True) if r], y_all[rest])
-            row["louo_auc"] = float(roc_auc_score(y, m.decision_function(texts)))
+            score = fit_score(np.flatnonzero(rest), np.asarray(positions[user]))
+            row["louo_auc"] = float(roc_auc_score(y, score))
         users.append(row)
     s_mean, s_std, n_self = _agg([u["self_auc"] for u in users])
     l_mean, l_std, n_louo = _agg([u["louo_auc"] for u in users])
@@ -149,7 +180,11 @@ def _meta_analysis(facts: list[Fact], *, folds: int, seed: int) -> dict:
         "gap_paired": float(np.mean(diffs)) if diffs else None, "gap_paired_ci95": gap_ci,
         "n_users": len(users), "n_self": n_self, "n_louo": n_louo,
         "n_facts": len(facts), "n_used": int(y_all.sum()),
-        "skipped": skipped, "folds": folds, "seed": seed, "protocol": PROTOCOL,
+        "skipped": skipped, "folds": folds, "seed": seed,
+        "protocol": PROTOCOL if embedder is None else {
+            **PROTOCOL, "vectorizer": f"embedder {getattr(embedder, 'name', embedder)!r}: "
+                                      "one vector per fact text (no fitting)"},
+        "features": "tfidf" if embedder is None else str(getattr(embedder, "name", embedder)),
     }
 
 

@@ -74,6 +74,8 @@ class EmbeddingRetriever:
         self._cache: dict[str, np.ndarray] = {}
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0))
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             for t, v in zip(missing, np.asarray(self.embedder.embed(missing), dtype=float),
@@ -81,6 +83,12 @@ class EmbeddingRetriever:
                 n = float(np.linalg.norm(v))
                 self._cache[t] = v / n if n > 0 else v
         return np.stack([self._cache[t] for t in texts])
+
+    def prime(self, texts: Sequence[str]) -> EmbeddingRetriever:
+        """Embed ``texts`` in one batch now (e.g. every fact that will enter the bank), so
+        searches do not embed the bank a few texts at a time."""
+        self._vectors(list(dict.fromkeys(texts)))
+        return self
 
     def search(self, bank: Sequence[str], query: str, k: int) -> list[tuple[int, float]]:
         """Top-k bank entries by cosine similarity of their embeddings to the query's."""
@@ -95,11 +103,20 @@ RETRIEVERS: dict[str, Callable[[], Retriever]] = {"tfidf": TfidfRetriever}
 
 
 def make_retriever(spec: str | Retriever) -> Retriever:
-    """A retriever from its registry name (``"tfidf"``) or an object already implementing it."""
+    """A retriever from its registry name (``"tfidf"``, the lexical baseline), an embedder model
+    string (``"minilm"``: cosine of sentence embeddings through the gateway's cache), or an
+    object already implementing it."""
     if isinstance(spec, str):
-        if spec not in RETRIEVERS:
-            raise ValueError(f"unknown retriever {spec!r}; known: {sorted(RETRIEVERS)}")
-        return RETRIEVERS[spec]()
+        if spec in RETRIEVERS:
+            return RETRIEVERS[spec]()
+        from toolkit.errors import UsageError
+        from toolkit.llm import get_embedder
+
+        try:  # an embedder model string: minilm, openai/<m>, openai-api/<svc>/<m>
+            return EmbeddingRetriever(get_embedder(spec))
+        except UsageError:
+            raise ValueError(f"unknown retriever {spec!r}; known: {sorted(RETRIEVERS)} or an "
+                             "embedder model string (minilm, openai/<model>, ...)") from None
     if not isinstance(spec, Retriever):
         raise TypeError("a retriever needs a search(bank, query, k) method")
     return spec
