@@ -37,7 +37,7 @@ def test_metrics_by_hand():
     x = next(r for r in rep["annotators"] if r["annotator"] == "x")
     assert (x["n_pos"], x["n_neg"]) == (2, 2)
     assert x["precision"] == 0.5 and x["recall"] == 0.5 and x["specificity"] == 0.5
-    assert x["rule_recall"] == pytest.approx(1 / 3)
+    assert x["rule_recall"] == pytest.approx((1 / 2 + 0) / 2)  # per positive example (C.3.3), then the mean
     y = next(r for r in rep["annotators"] if r["annotator"] == "y")
     assert y["f1"] == 1.0 and y["rule_recall"] == 1.0
     assert rep["macro"]["f1"] == pytest.approx((0.5 + 1.0) / 2)
