@@ -100,7 +100,11 @@ def per_annotator_figure(report: dict, title: str = ""):
 
 
 def _batch_files(folder: Path) -> tuple[Path, Path]:
-    return folder / "points.jsonl", folder / ("annotators" if folder.name == "fidelity" else "profiles")
+    """A batch's points file and its profiles folder (``profiles/``, or ``annotators/`` in the shipped set)."""
+    prof = folder / "profiles"
+    if not prof.is_dir() and (folder / "annotators").is_dir():
+        prof = folder / "annotators"
+    return folder / "points.jsonl", prof
 
 
 def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
@@ -114,7 +118,9 @@ def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
     if by_role.get("held-out"):
         sets["held-out (" + ", ".join(f.name for f in by_role["held-out"]) + ")"] = ("held-out", by_role["held-out"])
     for f in by_role.get("first-contact", []):
-        sets[f"first-contact {f.name}"] = ("first-contact", [f])
+        rec = first_contact_of(f)
+        note = f" (first scored at {rec['commit'][:8]}, {rec['date']})" if rec else " (not yet scored)"
+        sets[f"first-contact {f.name}{note}"] = ("first-contact", [f])
     if by_role.get("development"):
         sets["development (shipped set + fc3-fc7)"] = ("development", by_role["development"])
     return sets
