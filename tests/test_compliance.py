@@ -29,6 +29,22 @@ def test_profile_schema_check_types_come_from_the_registry() -> None:
     assert {"max_words", "json_fields", "date_format", "forbid_terms"} <= set(CHECK_TYPES)
 
 
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            out.append(node.module or "")
+    return out
+
+
+def test_the_learner_never_imports_the_simulated_user() -> None:
+    for path in (PKG.parent / "rules").rglob("*.py"):
+        assert not any(n.startswith("toolkit.simuser") for n in _imports(path)), path
+
+
 def test_compliance_imports_neither_the_simulated_user_nor_the_learner() -> None:
     for path in PKG.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
