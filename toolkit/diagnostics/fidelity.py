@@ -22,6 +22,7 @@ import pandas as pd
 
 from toolkit.datasets.jsonl import read_jsonl
 from toolkit.diagnostics.result import Result
+from toolkit.errors import PrefmemError
 from toolkit.paper import paper_figures
 from toolkit.profiles import Profile, load_profiles
 from toolkit.records import AnnotatedPoint
@@ -185,7 +186,9 @@ def score_first_contact(folder: Path, model, *, seed: int = 0) -> dict:
     """
     folder = Path(folder)
     if first_contact_of(folder) is not None:
-        raise FileExistsError(f"{folder}: this batch was already scored at first contact")
+        raise PrefmemError(f"{folder}: this batch was already scored at first contact (FIRST_CONTACT.json)")
+    if not (folder / "points.jsonl").is_file():
+        raise PrefmemError(f"{folder}: no points.jsonl (a batch is DIR/points.jsonl with DIR/profiles/)")
     points, profiles = load_set([folder])
     report, _ = score_set(points, profiles, model, seed=seed)
     scores = {"macro": report["macro"], "ci_macro": report["ci"]["macro"], "annotators": report["annotators"],
