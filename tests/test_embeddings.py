@@ -163,6 +163,14 @@ def test_minilm_matches_reference_vectors(tmp_path):
     assert row["live_calls"] == 0 and row["cache_hits"] == len(ref["sentences"])
     blank = get_embedder("minilm", g2).embed(["", "  "])
     assert blank.shape == (2, 384) and not blank.any()
+    # a fresh process with every vector cached never imports torch
+    code = ("import sys, json; from toolkit.llm import Gateway, get_embedder\n"
+            f"g = Gateway(cache_dir={str(tmp_path / 'cache')!r})\n"
+            f"v = get_embedder('minilm', g).embed({ref['sentences']!r})\n"
+            "print(v.shape[0], 'torch' in sys.modules, g.ledger.rows()[0]['live_calls'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.split() == [str(len(ref["sentences"])), "False", "0"]
 
 
 def test_minilm_weights_with_another_sha256_are_refused(tmp_path):

@@ -67,3 +67,17 @@ def test_gating_rerun_embeds_nothing(llm_env, tmp_path, capsys):
     assert live == 0 and cached == calls > 0
     assert "0 texts embedded live" in (tmp_path / "b/gating/report.md").read_text()
     assert first.err.count(EMB) == 1
+
+
+def test_utility_with_an_embedder_adds_rows_and_retrieves_by_embedding(llm_env):
+    from toolkit.api import reproduce
+
+    r = reproduce("utility", seed=0, quick=True, s_users=3, l_users=2, l_sessions=24,
+                  label_users=1, sweep=0, locomo=0, embedder=EMB)
+    t1 = r.tables["utility_table1"]
+    assert set(t1["features"]) == {"tfidf", EMB}
+    s = t1[(t1.dataset == "simulated S") & (t1.metric == "Self AUC")]
+    assert len(s) == 2 and (s["paper"] == 0.756).all()
+    assert any(f"by {EMB} embedding cosine" in line for line in r.text)
+    assert r.meta["embedder"]["embedder"] == EMB and r.meta["embedder"]["live_texts"] > 0
+    assert any(p.endswith("/embeddings") for p in llm_env.paths)

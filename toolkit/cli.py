@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "openai-api/<service>/<model>; vectors are cached like LLM replies")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a diagnostic option, e.g. --set budgets=60,120 (repeatable)")
+    r.add_argument("--first-contact", default=None, metavar="DIR",
+                   help="fidelity: score a new batch (DIR/points.jsonl, DIR/profiles/) once and record commit, "
+                        "date and scores in DIR/FIRST_CONTACT.json before printing; refuses a second time")
     _add_model_args(r, multi=True)
 
     a = sub.add_parser("admit", help="correction admission and rule extraction")
@@ -311,6 +314,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         gw.model(m)  # fail early on a bad model string
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     options = _parse_sets(args.set)
+    if getattr(args, "first_contact", None):
+        if names != ["fidelity"]:
+            raise UsageError("--first-contact works with 'prefmem reproduce fidelity' only")
+        options["first_contact"] = args.first_contact
     if getattr(args, "embedder", None):
         from toolkit.llm import get_embedder
 

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from toolkit._progress import progress_enabled
+from toolkit._progress import progress, progress_enabled
 from toolkit.errors import UsageError
 from toolkit.llm._minilm import (
     MINILM_DIM,
@@ -104,6 +104,8 @@ class CachedEmbedder:
     base_url: str | None = None
     dimensions: int | None = None
     dim: int | None = None
+    #: texts computed per step; each step's vectors are cached before the next starts
+    chunk_size: int = 1024
 
     def __init__(self, gateway: Gateway | None = None) -> None:
         self.gateway = gateway if gateway is not None else Gateway()
@@ -156,23 +158,26 @@ class CachedEmbedder:
                 f"{len(uniq)} texts missing), first: key {keys[first][:12]}, text starting "
                 f"{first[:60]!r}"
             )
-        if missing:
+        # compute in chunks, each stored as soon as it is done: an interrupted run keeps them
+        chunks = [missing[i:i + self.chunk_size] for i in range(0, len(missing), self.chunk_size)]
+        for chunk in progress(chunks, total=len(chunks), desc=f"embed {self.name}") \
+                if len(chunks) > 1 else chunks:
             t0 = time.perf_counter()
-            raw, requests, tokens = self._compute(missing)
+            raw, requests, tokens = self._compute(chunk)
             self.stats["seconds"] += time.perf_counter() - t0
-            self.stats["live"] += len(missing)
+            self.stats["live"] += len(chunk)
             new = _normalise(raw)
-            if new.shape[0] != len(missing):
-                raise LLMError(f"{self.name}: {new.shape[0]} vectors for {len(missing)} texts")
+            if new.shape[0] != len(chunk):
+                raise LLMError(f"{self.name}: {new.shape[0]} vectors for {len(chunk)} texts")
             if self.dim is None:
                 self.dim = int(new.shape[1])
             elif new.shape[1] != self.dim:
                 raise LLMError(f"{self.name}: vectors of {new.shape[1]} dims, expected {self.dim}")
-            for t, v in zip(missing, new, strict=True):
+            for t, v in zip(chunk, new, strict=True):
                 vecs[t] = v
             if cache is not None and g.cache_mode != "off":
-                cache.put_many({keys[t]: _encode(vecs[t]) for t in missing})
-            g.ledger.record(self.name, EMBED_ROLE, cached=False, n=len(missing),
+                cache.put_many({keys[t]: _encode(vecs[t]) for t in chunk})
+            g.ledger.record(self.name, EMBED_ROLE, cached=False, n=len(chunk),
                             requests=requests, tokens_in=tokens)
         d = self.dim if self.dim is not None else (self.dimensions or 0)
         out = np.zeros((len(texts), d), dtype=np.float32)
@@ -203,7 +208,7 @@ class MiniLMEmbedder(CachedEmbedder):
         model = load_model(folder, self.sha256)
         v = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                          normalize_embeddings=False,
-                         show_progress_bar=progress_enabled() and len(texts) > self.batch_size)
+                         show_progress_bar=False)  # the bar is per chunk, in embed()
         return np.asarray(v, dtype=np.float32), -(-len(texts) // self.batch_size), 0
 
 
