@@ -160,3 +160,15 @@ def test_new_computable_phrasings_compile_to_programmatic_checks(text, kind):
 
     c = compile_rules([Rule(id="x", behavior=text)])[0]
     assert c.outcome == "programmatic" and c.check.type == kind, (c.outcome, c.reason)
+
+
+def test_literal_reviewer_reads_commands_its_own_way():
+    from toolkit.rules.checks._review import command_label
+
+    rule = Rule(id="p", behavior="Only push to the branch named develop.")
+    assert command_label(rule, "git push origin develop") == "pass"
+    assert command_label(rule, "git push origin +main") == "violation"
+    assert command_label(rule, "ls -la") == "not_applicable"
+    rule = Rule(id="c", behavior='Commit messages must start with "feat:" or "fix:".')
+    assert command_label(rule, 'git commit -m "fix: y"') == "pass"
+    assert command_label(rule, 'git commit -m "Feat: y"') == "violation"
