@@ -189,8 +189,18 @@ def recorded_rows(folder: Path, rec: dict[str, Any], model: str) -> list[dict[st
              "checkable rules passing all validation (executable check)": fig["validated"] / fig["n_checkable"],
              "validation probes: executed check agrees with the expected label": fig["probe_agreement"],
              "semantic checker balanced accuracy (violation vs not; unknown wrong)": fig["judge_balanced_accuracy"]}
-    return [{"metric": m, "ours": v, "paper": paper.get(m), "n": rec.get("n"), "ci_low": float("nan"),
-             "ci_high": float("nan"), "ours_count": f"recorded at {rec['commit'][:12]} on {rec['date']}",
+    _, gold = load_compile_set(folder, "compile")
+    cats = list(gold.values())
+    n_judge = len(load_judge_set(folder, "judge")[1])
+    per = {"uncheckable rules declined (guidance or inactive)": cats.count("uncheckable"),
+           "checkable rules given a specification": cats.count("checkable"),
+           "checkable rules passing all validation (executable check)": cats.count("checkable"),
+           "computable rules given a programmatic check": cats.count("computable"),
+           "semantic checker balanced accuracy (violation vs not; unknown wrong)": n_judge}
+    return [{"metric": m, "ours": v, "paper": paper.get(m), "n": per.get(m), "ci_low": float("nan"),
+             "ci_high": float("nan"),
+             "ours_count": (f"{round(v * per[m])}/{per[m]}, " if m in per and "accuracy" not in m else "")
+             + f"recorded at {rec['commit'][:12]} on {rec['date']}",
              "paper_count": "", "unknown": float("nan"), "data_role": "first-contact", "batch": folder.name,
              "model": model} for m, v in rec["scores"].items()]
 
