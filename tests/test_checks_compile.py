@@ -123,3 +123,52 @@ def test_reader_reviewer_labels_each_case():
            make_evidence("pre_action", "t", action={"command": "ls"})]
     rv = ReaderReviewer().review(Rule(id="r", behavior="Never use emojis in replies."), spec, evs)
     assert rv.labels == ("violation", "pass", "not_applicable")
+
+
+def test_new_programmatic_types_and_action_fields():
+    from toolkit.rules.checks._types import (
+        JsonFields,
+        MaxLines,
+        StartsWith,
+        command_fields,
+        make_evidence,
+    )
+
+    assert command_fields("git push origin +release/1.4") == {"force": True, "remote": "origin", "branch": "release/1.4"}
+    assert command_fields('git commit -am "feat: x"')["message"] == "feat: x"
+    sw = StartsWith(target="action", field="message", value="feat:|fix:")
+    ev = lambda c: make_evidence("pre_action", "t", action={"tool": "git", "command": c})  # noqa: E731
+    assert sw.run(ev('git commit -m "fix: y"')).label == "pass"
+    assert sw.run(ev('git commit -m "Feat: y"')).label == "violation"  # case is kept
+    assert sw.run(ev("ls")).label == "not_applicable"
+    ml = MaxLines(value=2)
+    assert ml.run(make_evidence("delivery", "t", reply="a\nb")).label == "pass"
+    assert ml.run(make_evidence("delivery", "t", reply="a\nb\nc")).label == "violation"
+    jf = JsonFields(fields=("a",))
+    assert jf.run(make_evidence("delivery", "t", reply='```json\n{"a": 1}\n```')).label == "pass"
+    assert jf.run(make_evidence("delivery", "t", reply='Here:\n```json\n{"a": 1}\n```')).label == "violation"
+
+
+@pytest.mark.parametrize("text,kind", [
+    ('Commit messages must start with "chore:" or "docs:".', "starts_with"),
+    ("Never send a reply longer than 4 lines.", "max_lines"),
+    ("Only push to the remote named upstream.", "field_equals"),
+    ("Your answer must be a JSON object with the fields a, b and c.", "json_fields"),
+])
+def test_new_computable_phrasings_compile_to_programmatic_checks(text, kind):
+    from toolkit.rules.checks import compile_rules
+
+    c = compile_rules([Rule(id="x", behavior=text)])[0]
+    assert c.outcome == "programmatic" and c.check.type == kind, (c.outcome, c.reason)
+
+
+def test_literal_reviewer_reads_commands_its_own_way():
+    from toolkit.rules.checks._review import command_label
+
+    rule = Rule(id="p", behavior="Only push to the branch named develop.")
+    assert command_label(rule, "git push origin develop") == "pass"
+    assert command_label(rule, "git push origin +main") == "violation"
+    assert command_label(rule, "ls -la") == "not_applicable"
+    rule = Rule(id="c", behavior='Commit messages must start with "feat:" or "fix:".')
+    assert command_label(rule, 'git commit -m "fix: y"') == "pass"
+    assert command_label(rule, 'git commit -m "Feat: y"') == "violation"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from toolkit.records import Rule
 from toolkit.rules.checks import EmbeddingSelector, select_rules
-from toolkit.rules.checks._selection import default_selector, task_project, universal
+from toolkit.rules.checks._selection import FEATURES, default_selector, task_project, universal
 
 
 def test_learner_side_never_imports_the_simulated_user_or_profiles():
@@ -35,7 +35,7 @@ def test_scope_condition_and_exception_stages():
 
 def test_selector_is_fit_on_development_data_and_order_invariant():
     sel = default_selector()
-    assert 0.0 < sel.threshold_ < 1.0 and sel.model_.coef_.shape == (1, 5)
+    assert 0.0 < sel.threshold_ < 1.0 and sel.model_.coef_.shape == (1, len(FEATURES))
     lib = [Rule(id=f"r{i}", behavior=b) for i, b in enumerate(
         ["Use pnpm, not npm, to install packages.", "Write a regression test for every bug fix.",
          "Keep Dockerfiles on the slim base image.", "Reference the ticket in commit messages."])]
@@ -43,3 +43,19 @@ def test_selector_is_fit_on_development_data_and_order_invariant():
     a = EmbeddingSelector().select_many([(task, None, lib)])[0]
     b = EmbeddingSelector().select_many([(task, None, lib[::-1])])[0]
     assert sorted(a) == sorted(b) and "r0" in a
+
+
+def test_applicability_policy_stages():
+    from toolkit.rules.checks._selection import exception_holds, in_scope
+
+    lib = [Rule(id="proj", behavior="Use uv to manage dependencies.", scope="project:ledgerly"),
+           Rule(id="always", behavior="Never use emojis in replies."),
+           Rule(id="summary", behavior="End with a list of changed files.",
+                exceptions=["no files were changed"])]
+    assert in_scope(lib[0], "ledgerly") and not in_scope(lib[0], None) and in_scope(lib[1], None)
+    got = EmbeddingSelector().select_many([("Explain how invoice numbering works.", None, lib, "tern")])[0]
+    assert "proj" not in got and "always" in got  # unconditional in-scope rules apply to every task
+    got = EmbeddingSelector().select_many([("Explain the retry logic.", "Answer only; no files were changed.",
+                                            lib, "ledgerly")])[0]
+    assert "proj" in got
+    assert exception_holds(lib[2], "Answer only; no files were changed.", None) == ("summary" not in got)

@@ -18,6 +18,7 @@ from toolkit.compliance import (
     read,
     read_many,
 )
+from toolkit.compliance._reader import read_offline
 from toolkit.profiles import CHECK_TYPES as PROFILE_CHECK_TYPES
 
 PKG = Path(__file__).resolve().parent.parent / "toolkit" / "compliance"
@@ -26,6 +27,22 @@ PKG = Path(__file__).resolve().parent.parent / "toolkit" / "compliance"
 def test_profile_schema_check_types_come_from_the_registry() -> None:
     assert PROFILE_CHECK_TYPES == CHECK_TYPES
     assert {"max_words", "json_fields", "date_format", "forbid_terms"} <= set(CHECK_TYPES)
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            out.append(node.module or "")
+    return out
+
+
+def test_the_learner_never_imports_the_simulated_user() -> None:
+    for path in (PKG.parent / "rules").rglob("*.py"):
+        assert not any(n.startswith("toolkit.simuser") for n in _imports(path)), path
 
 
 def test_compliance_imports_neither_the_simulated_user_nor_the_learner() -> None:
@@ -78,10 +95,13 @@ def test_nothing_delivered_is_not_applicable() -> None:
     assert v.label == "not_applicable" and v.decided_by == "scope"
 
 
-def test_a_rule_no_stage_can_read_abstains_offline() -> None:
-    v = read(Rule("r", "Be thoughtful about naming."), Evidence("delivery", "Rename the module.", "Done."))
-    assert v.label == "abstain"
+def test_a_rule_no_catalogue_kind_reads_goes_to_the_learned_reader() -> None:
+    rule, ev = Rule("r", "Be thoughtful about naming."), Evidence("delivery", "Rename the module.", "Done.")
+    v = read(rule, ev)
+    assert v.decided_by == "learned" and v.score is not None
     assert v.label in LABELS and isinstance(v, Verdict)
+    (alone,) = read_offline([(rule, ev)], learned=None)  # without a fitted reader the cascade abstains
+    assert alone.label == "abstain" and alone.decided_by == "kind:Unknown"
 
 
 def test_applies_reads_scope_conditions_and_exceptions() -> None:

@@ -74,7 +74,10 @@ def test_nothing_delivered_means_silence():
     assert tr.decision == "silent" and tr.reason == "nothing was delivered"
 
 
-def test_judgement_only_preference_abstains_with_reason_and_sends_nothing():
+def test_judgement_only_preference_abstains_with_reason_and_sends_nothing(monkeypatch):
+    import toolkit.compliance._learned as learned
+
+    monkeypatch.setattr(learned, "default_reader", lambda: None)  # the catalogue alone cannot read it
     prof = Profile(id="u", preferences=[{"id": "p", "text": "Be thoughtful about naming."}])
     user = SimulatedUser(prof)
     tr = user.judge(Delivery(task="t", reply="Done."))

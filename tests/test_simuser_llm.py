@@ -55,7 +55,9 @@ def test_llm_silence_and_unknown_counting(llm_env, tmp_path):
     rep = fidelity_report(pts, {"u1": PROF}, model)
     assert rep["n_unknown"] == 1
     r = rep["annotators"][0]
-    assert r["n_neg"] == 1 and r["n_pos"] == 0 and r["n_unknown"] == 1
+    # fixed denominators: the unusable answer counts as "no correction sent", in its own column
+    assert r["n_neg"] == 1 and r["n_pos"] == 1 and r["n_abstain"] == 1 and r["recall"] == 0.0
+    assert r["coverage"] == 0.5
     statuses = {p["id"]: p.get("status", "ok") for p in rep["points"]}
     assert statuses == {"p0": "ok", "p1": "unknown"}
 

@@ -24,7 +24,10 @@ def test_unit_rule_and_denominator():
     assert s["std"] == pytest.approx(0.1767767, rel=1e-6)  # sample std (ddof=1)
 
 
-def test_score_units_uses_the_simulator_judgement():
+def test_score_units_uses_the_simulator_judgement(monkeypatch):
+    import toolkit.compliance._learned as learned
+
+    monkeypatch.setattr(learned, "default_reader", lambda: None)  # 'Be thoughtful.': the catalogue cannot tell
     prof = Profile(id="u", preferences=[{"id": "len", "text": "Replies under 10 words."},
                                         {"id": "vibe", "text": "Be thoughtful."}])
     ds = [Delivery(task="t", reply="one two three", unit="q1"),

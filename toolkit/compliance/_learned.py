@@ -1,12 +1,275 @@
-"""The learned reader (stage 4 of the cascade); see :class:`LearnedReader`."""
+"""The learned reader (stage 4 of the cascade): boosted trees over (rule, evidence) pair features.
+
+Fit on development data only (annotated fidelity points whose role in ``fixtures/SPLITS.json`` is
+``development``; :func:`toolkit.splits.require_role` refuses the rest). Its operating points are
+chosen on out-of-fold probabilities from annotator-grouped cross-validation (no annotator's rules
+are in both the fitting and the scoring fold), as scikit-learn's ``TunedThresholdClassifierCV``
+does for one threshold:
+
+- ``threshold_violation_``: the lowest threshold whose out-of-fold pair precision reaches
+  ``precision_`` (a false correction teaches the learner a preference that does not exist, so the
+  constraint is on precision); ``precision_`` is the loosest value in ``precisions`` whose
+  out-of-fold point-level macro specificity reaches ``target_specificity``;
+- ``threshold_pass_``: the highest threshold below which the out-of-fold share of missed violations
+  stays under ``1 - npv``;
+- in between, the reader abstains.
+
+A catalogue kind whose ``satisfied`` verdicts meet the pass constraint on development data, with
+enough support, is trusted to pass a delivery alone (``trusted_kinds_``); a violation always goes
+through the learned gate, whose point-level specificity was measured out of fold. The fitted parameters are shipped as JSON package data
+(``toolkit/resources/compliance/learned_reader.json``) and re-fit by ``python -m toolkit.compliance.fit``.
+"""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from importlib import resources
 from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.model_selection import GroupKFold
+
+from toolkit.compliance._catalogue import CatalogueReading
+from toolkit.compliance._checks import View
+from toolkit.compliance._features import CUE_NAMES, SIM_NAMES, PairInput, build
+from toolkit.compliance._types import Evidence, Rule, Verdict
+
+RESOURCE = "learned_reader.json"
+
+
+def _threshold_for_precision(p: np.ndarray, y: np.ndarray, precision: float) -> float:
+    """Lowest threshold t with precision(p >= t) >= ``precision`` over the out-of-fold scores (inf if none)."""
+    order = np.argsort(-p, kind="stable")
+    ps, ys = p[order], y[order]
+    tp = np.cumsum(ys)
+    prec = tp / np.arange(1, len(ys) + 1)
+    ok = np.nonzero(prec >= precision)[0]
+    if not len(ok):
+        return float("inf")
+    k = ok[-1]
+    while k + 1 < len(ps) and ps[k + 1] == ps[k]:  # ties: the threshold admits all of them or none
+        k -= 1
+        if k < 0:
+            return float("inf")
+    return float(ps[k])
+
+
+def _threshold_for_npv(p: np.ndarray, y: np.ndarray, npv: float) -> float:
+    """Highest threshold t with (1 - violation share among p <= t) >= ``npv`` (-inf if none)."""
+    order = np.argsort(p, kind="stable")
+    ps, ys = p[order], y[order]
+    fn = np.cumsum(ys)
+    npvs = 1 - fn / np.arange(1, len(ys) + 1)
+    ok = np.nonzero(npvs >= npv)[0]
+    if not len(ok):
+        return float("-inf")
+    k = ok[-1]
+    while k + 1 < len(ps) and ps[k + 1] == ps[k]:
+        k -= 1
+        if k < 0:
+            return float("-inf")
+    return float(ps[k])
+
+
+def point_scores(flag: np.ndarray, y: np.ndarray, groups: np.ndarray, points: np.ndarray) -> tuple[float, ...]:
+    """Macro F1, specificity and per-example rule recall over annotators when a point is corrected if any
+    of its pairs is flagged (the simulator's decision rule), from pair-level flags and labels."""
+    per: dict[str, list[tuple[bool, bool, float]]] = {}
+    order: dict[tuple[str, str], list[int]] = {}
+    for i, (g, p) in enumerate(zip(groups, points, strict=True)):
+        order.setdefault((str(g), str(p)), []).append(i)
+    for (g, _), idx in order.items():
+        gold, pred = bool(y[idx].any()), bool(flag[idx].any())
+        rr = float((flag[idx] & (y[idx] == 1)).sum() / y[idx].sum()) if gold else 0.0
+        per.setdefault(g, []).append((gold, pred, rr))
+    f1s, specs, rrs = [], [], []
+    for rows in per.values():
+        tp = sum(a and b for a, b, _ in rows)
+        fp = sum(b and not a for a, b, _ in rows)
+        fn = sum(a and not b for a, b, _ in rows)
+        tn = sum(not a and not b for a, b, _ in rows)
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float("nan"))
+        specs.append(tn / (tn + fp) if tn + fp else float("nan"))
+        pos = [r for a, _, r in rows if a]
+        rrs.append(sum(pos) / len(pos) if pos else float("nan"))
+    return tuple(float(np.nanmean(v)) for v in (f1s, specs, rrs))
+
+
+class LearnedReader(ClassifierMixin, BaseEstimator):
+    """Violation probability of a (rule, evidence) pair, with a violation / pass / abstain operating point.
+
+    A gradient-boosted tree ensemble (scikit-learn's ``HistGradientBoostingClassifier``) over the dense
+    pair features (catalogue cues, text cues, embedding similarities). ``fit(X, y, groups=annotators,
+    kinds=...)``; ``kinds`` is the catalogue's (kind, verdict) per row. The fitted trees are exported
+    to plain arrays (``trees_``) so the shipped reader needs no pickle; :meth:`predict_proba` walks them.
+    """
+
+    def __init__(self, max_iter: int = 200, learning_rate: float = 0.05, max_leaf_nodes: int = 15,
+                 precisions: tuple[float, ...] = (0.7, 0.75, 0.8, 0.85, 0.9), target_specificity: float = 0.85,
+                 npv: float = 0.97, min_kind_support: int = 15, n_splits: int = 5, random_state: int = 0):
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.precisions = precisions
+        self.target_specificity = target_specificity
+        self.npv = npv
+        self.min_kind_support = min_kind_support
+        self.n_splits = n_splits
+        self.random_state = random_state
+
+    def _estimator(self) -> HistGradientBoostingClassifier:
+        return HistGradientBoostingClassifier(max_iter=self.max_iter, learning_rate=self.learning_rate,
+                                              max_leaf_nodes=self.max_leaf_nodes, early_stopping=False,
+                                              random_state=self.random_state)
+
+    def fit(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray, kinds: list[tuple[str, str]] | None = None,
+            points: np.ndarray | None = None):
+        """Fit; ``points`` (the point id of each pair) lets the precision constraint be chosen at point level."""
+        from threadpoolctl import threadpool_limits
+
+        X, y, groups = np.asarray(X, float), np.asarray(y, int), np.asarray(groups)
+        oof = np.zeros(len(y))
+        with threadpool_limits(limits=1):  # one thread: deterministic and kind to a shared machine
+            for tr, te in GroupKFold(n_splits=self.n_splits).split(X, y, groups):
+                oof[te] = self._estimator().fit(X[tr], y[tr]).predict_proba(X[te])[:, 1]
+        self.oof_proba_ = oof
+        self.cv_points_ = {}
+        self.precision_ = self.precisions[-1]
+        for prec in self.precisions:  # the loosest constraint whose out-of-fold specificity meets the target
+            t = _threshold_for_precision(oof, y, prec)
+            f1, spec, rr = point_scores(oof >= t, y, groups, points if points is not None else np.arange(len(y)))
+            self.cv_points_[str(prec)] = {"threshold": t, "f1": f1, "specificity": spec, "rule_recall": rr}
+            if spec >= self.target_specificity:
+                self.precision_ = prec
+                break
+        self.threshold_violation_ = _threshold_for_precision(oof, y, self.precision_)
+        self.threshold_pass_ = min(_threshold_for_npv(oof, y, self.npv), self.threshold_violation_)
+        self.trusted_kinds_: dict[str, list[str]] = {}
+        if kinds is not None:
+            by: dict[tuple[str, str], list[int]] = {}
+            for i, (k, v) in enumerate(kinds):
+                by.setdefault((k, v), []).append(i)
+            for (k, v), idx in sorted(by.items()):
+                if len(idx) < self.min_kind_support or k == "Unknown":
+                    continue
+                share = float(y[idx].mean())
+                if v == "satisfied" and 1 - share >= self.npv:  # violations always go through the gate
+                    self.trusted_kinds_.setdefault(k, []).append(v)
+        with threadpool_limits(limits=1):
+            est = self._estimator().fit(X, y)
+        self.baseline_ = float(np.ravel(est._baseline_prediction)[0])
+        self.trees_ = [_export(pred[0].nodes) for pred in est._predictors]
+        self.classes_ = np.array([0, 1])
+        mine = self.predict_proba(X)[:, 1]
+        theirs = est.predict_proba(X)[:, 1]
+        if not np.allclose(mine, theirs, atol=1e-9):
+            raise RuntimeError("exported trees disagree with the fitted estimator")
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, float)
+        raw = np.full(len(X), self.baseline_)
+        for t in self.trees_:
+            raw += _walk(t, X)
+        p = 1.0 / (1.0 + np.exp(-raw))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return (self.predict_proba(X)[:, 1] >= self.threshold_violation_).astype(int)
+
+    # -- the cascade's use -----------------------------------------------------------------------
+    def trusts(self, kind: str, verdict: str) -> bool:
+        """Whether a catalogue kind's verdict was reliable enough on development folds to decide alone."""
+        return verdict in getattr(self, "trusted_kinds_", {}).get(kind, [])
+
+    def decide(self, rule: Rule, ev: Evidence, reading: CatalogueReading, view: View, *, holding: bool) -> Verdict:
+        """Stage 4 for one pair: violation above the precision-constrained threshold, else pass / abstain."""
+        return self.decide_many([PairInput(rule, ev, reading, view, holding)])[0]
+
+    def decide_many(self, pairs: list[PairInput]) -> list[Verdict]:
+        """Stage 4 for many pairs (each text embedded once)."""
+        from toolkit.compliance._embed import embedder
+
+        cues, sims, _ = build(pairs, embedder(self.embedder_))
+        ps = self.predict_proba(np.hstack([cues, sims]))[:, 1]
+        return [self.verdict(float(p), pair.reading) for p, pair in zip(ps, pairs, strict=True)]
+
+    def verdict(self, p: float, reading: CatalogueReading) -> Verdict:
+        """The label for probability ``p`` given the catalogue's reading (scope stays with the scope stage)."""
+        f = reading.finding
+        if p >= self.threshold_violation_:
+            why = f.evidence if f.verdict == "violated" and f.evidence else \
+                f"read as a violation (p={p:.2f} >= {self.threshold_violation_:.2f})"
+            return Verdict("violation", why, [], "learned", p, ask=f.ask if f.verdict == "violated" else "",
+                           topic=f.topic)
+        if reading.applicable is False:
+            return Verdict("not_applicable", reading.applicability, [], "scope", p)
+        if p <= self.threshold_pass_:
+            return Verdict("pass", f"no violation found (p={p:.2f} <= {self.threshold_pass_:.2f})", [], "learned", p)
+        return Verdict("abstain", f"cannot tell (p={p:.2f} between {self.threshold_pass_:.2f} and "
+                                  f"{self.threshold_violation_:.2f})", [], "learned", p)
+
+    # -- persistence -------------------------------------------------------------------------------
+    def to_json(self, meta: dict[str, Any]) -> str:
+        return json.dumps({
+            "params": self.get_params(), "embedder": self.embedder_, "features": list(CUE_NAMES + SIM_NAMES),
+            "threshold_violation": self.threshold_violation_, "threshold_pass": self.threshold_pass_,
+            "trusted_kinds": self.trusted_kinds_, "baseline": self.baseline_, "trees": self.trees_,
+            "precision": self.precision_, "cv_points": self.cv_points_, "meta": meta,
+        }, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> LearnedReader:
+        d = json.loads(text)
+        self = cls(**d["params"])
+        if d["features"] != list(CUE_NAMES + SIM_NAMES):
+            raise ValueError("learned_reader.json: feature list differs from the code; re-fit the reader")
+        self.threshold_violation_ = d["threshold_violation"]
+        self.threshold_pass_ = d["threshold_pass"]
+        self.trusted_kinds_ = d["trusted_kinds"]
+        self.baseline_ = d["baseline"]
+        self.precision_ = d["precision"]
+        self.cv_points_ = d["cv_points"]
+        self.trees_ = d["trees"]
+        self.embedder_ = d["embedder"]
+        self.meta_ = d["meta"]
+        self.classes_ = np.array([0, 1])
+        return self
+
+
+def _export(nodes: np.ndarray) -> dict[str, list]:
+    """A fitted tree's nodes as plain lists (feature, threshold, missing-left, left, right, leaf, value)."""
+    return {"f": [int(x) for x in nodes["feature_idx"]], "t": [float(x) for x in nodes["num_threshold"]],
+            "m": [int(x) for x in nodes["missing_go_to_left"]], "l": [int(x) for x in nodes["left"]],
+            "r": [int(x) for x in nodes["right"]], "leaf": [int(x) for x in nodes["is_leaf"]],
+            "v": [float(x) for x in nodes["value"]]}
+
+
+def _walk(tree: dict[str, list], X: np.ndarray) -> np.ndarray:
+    """Leaf values of one exported tree for every row (x <= threshold goes left; NaN follows ``m``)."""
+    f, t, m = np.asarray(tree["f"]), np.asarray(tree["t"]), np.asarray(tree["m"], bool)
+    left, right, leaf, v = np.asarray(tree["l"]), np.asarray(tree["r"]), np.asarray(tree["leaf"], bool), \
+        np.asarray(tree["v"])
+    node = np.zeros(len(X), int)
+    rows = np.arange(len(X))
+    for _ in range(64):
+        live = ~leaf[node]
+        if not live.any():
+            break
+        n = node[live]
+        x = X[rows[live], f[n]]
+        go_left = np.where(np.isnan(x), m[n], x <= t[n])
+        node[live] = np.where(go_left, left[n], right[n])
+    return v[node]
 
 
 @lru_cache(maxsize=1)
-def default_reader() -> Any:
-    """The fitted reader shipped as package data, or None when none is shipped."""
-    return None
+def default_reader() -> LearnedReader | None:
+    """The fitted reader shipped as package data (None when the package ships none)."""
+    f = resources.files("toolkit.resources.compliance").joinpath(RESOURCE)
+    if not f.is_file():
+        return None
+    return LearnedReader.from_json(f.read_text("utf-8"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from toolkit.compliance._catalogue import CatalogueReading, holding_reply, read_catalogue
@@ -93,28 +94,55 @@ def _kind_name(reading: CatalogueReading) -> str:
     return names[0] if names else "Unknown"
 
 
-def read_offline(rule: Rule, ev: Evidence, *, holding: bool | None = None, learned: Any = None) -> Verdict:
-    """Stages 1-4 without a model."""
-    view = view_of(ev)
+def _early(rule: Rule, ev: Evidence, view: View, holding: bool, learned: Any) -> Verdict | CatalogueReading:
+    """Stages 1-3: a final verdict, or the catalogue's reading to hand to the learned reader."""
     if not ev.text().strip() and not ev.workspace():
         return Verdict("not_applicable", "nothing was delivered", [], "scope")
-    if holding is None:
-        holding = holding_reply(view)
     reading = read_catalogue(rule, view, holding=holding)
     if rule.check is not None:
         return _verdict_from_reading(rule, ev, reading, f"check:{rule.check.type}")
-    if reading.applicable is False:
-        return Verdict("not_applicable", reading.applicability, [], "scope")
     kind = _kind_name(reading)
-    if learned is None:
-        from toolkit.compliance._learned import default_reader
-
-        learned = default_reader()
     if learned is None:  # no fitted reader shipped: the catalogue answers alone
+        if reading.applicable is False:
+            return Verdict("not_applicable", reading.applicability, [], "scope")
         return _verdict_from_reading(rule, ev, reading, f"kind:{kind}")
     if reading.finding.verdict in ("violated", "satisfied") and learned.trusts(kind, reading.finding.verdict):
         return _verdict_from_reading(rule, ev, reading, f"kind:{kind}")
-    return learned.decide(rule, ev, reading, view, holding=holding)
+    return reading
+
+
+def read_offline(items: Sequence[tuple[Rule, Evidence]], *, learned: Any = "default") -> list[Verdict]:
+    """Stages 1-4 without a model, the learned reader's features built in one batch."""
+    from toolkit.compliance._features import PairInput
+    from toolkit.compliance._learned import default_reader
+
+    if learned == "default":
+        learned = default_reader()
+    views: dict[int, tuple[View, bool]] = {}
+    out: list[Verdict | None] = []
+    pending: list[tuple[int, PairInput]] = []
+    for i, (rule, ev) in enumerate(items):
+        if id(ev) not in views:
+            v = view_of(ev)
+            views[id(ev)] = (v, holding_reply(v))
+        view, hold = views[id(ev)]
+        r = _early(rule, ev, view, hold, learned)
+        if isinstance(r, Verdict):
+            out.append(r)
+        else:
+            out.append(None)
+            pending.append((i, PairInput(rule, ev, r, view, hold)))
+    if pending:
+        for (i, pair), v in zip(pending, learned.decide_many([p for _, p in pending]), strict=True):
+            out[i] = _with_quotes(v, pair)
+    return [v for v in out if v is not None]
+
+
+def _with_quotes(v: Verdict, pair: Any) -> Verdict:
+    if v.label != "violation" or v.quotes:
+        return v
+    source = pair.evidence.text() + "\n" + "\n".join(a.content for a in (pair.evidence.artifacts or ()))
+    return replace(v, quotes=_quotes(pair.reading.finding.evidence, source))
 
 
 def read(rule: Rule, evidence: Evidence, *, others: Sequence[Rule] = (), model: Any = "offline") -> Verdict:
@@ -128,13 +156,7 @@ def read(rule: Rule, evidence: Evidence, *, others: Sequence[Rule] = (), model: 
 
 def read_many(items: Sequence[tuple[Rule, Evidence, Sequence[Rule]]], *, model: Any = "offline") -> list[Verdict]:
     """:func:`read` for many pairs at once (the LLM stage batches its calls)."""
-    holding: dict[int, bool] = {}
-    out: list[Verdict] = []
-    for rule, ev, _ in items:
-        key = id(ev)
-        if key not in holding:
-            holding[key] = holding_reply(view_of(ev))
-        out.append(read_offline(rule, ev, holding=holding[key]))
+    out = read_offline([(rule, ev) for rule, ev, _ in items])
     chat = _chat_model(model)
     if chat is None:
         return out

@@ -10,7 +10,8 @@ library holds all of its gold rules, then other rules of the set's own library i
 order up to the size; when the set's library is smaller than the size, distractors from
 ``toolkit.rules.distractors`` (our own grammar of coding-assistant preferences) fill the rest.
 Distractors are unlabelled: selecting one counts as a false positive, so precision at sizes above
-the set's library is a lower bound (the table also shows precision over labelled rules only).
+the set's library is a lower bound (global distractors without a condition are left out of the pool:
+by the applicability policy they apply to every task) (the table also shows precision over labelled rules only).
 Offline selection is order-invariant (embeddings per rule); the orders matter for the LLM's batches.
 Recall and precision are micro-averaged over tasks (pooled selections), with task-clustered
 bootstrap 95% intervals; a task whose selection is ``unknown`` counts as selecting nothing and is
@@ -87,6 +88,38 @@ def _select_input(t: dict, lib: list[Rule]) -> SelectInput:
     return SelectInput(id=t["id"], task=task, instruction=instruction, project=project, library=lib)
 
 
+def batch_folders(base: Path) -> list[Path]:
+    """Batches written apart (``firstcontact*`` folders holding ``library.jsonl``), sorted by name."""
+    return sorted(f for f in base.glob("firstcontact*") if (f / "library.jsonl").exists())
+
+
+def load_batch(folder: Path) -> tuple[list[Rule], list[dict], dict[str, list[str]], dict[str, list[Rule]]]:
+    """A batch's 200-rule library, tasks, gold and fixed libraries (``library_50``, ``library_200``)."""
+    flib = load_library(folder / "library.jsonl")
+    ftasks, fgold = load_tasks(folder, "tasks")
+    fixed = {"library_50": load_subset(folder / "library_50.json", flib)} if (folder / "library_50.json").exists() else {}
+    fixed[f"library_{len(flib)}"] = flib
+    return flib, ftasks, fgold, fixed
+
+
+def development_sets(base: Path | None = None, purpose: str = "fit") -> list[tuple]:
+    """Every selection set the method may fit on: ``dev_*`` and batches re-labelled development after
+    their first contact; each as (folder, library, tasks, gold, fixed libraries). Roles are checked
+    (:func:`toolkit.splits.require_role` raises on held-out or first-contact files)."""
+    from toolkit.splits import role_of
+
+    base = base or fixtures_dir() / "selection"
+    require_role(base / "dev_tasks.jsonl", purpose)  # type: ignore[arg-type]
+    lib = load_library(base / "dev_library.jsonl")
+    tasks, gold = load_tasks(base, "dev_tasks")
+    out = [(base, lib, tasks, gold, {"dev library": lib})]
+    for folder in batch_folders(base):
+        if role_of(folder / "tasks.jsonl") == "development":
+            require_role(folder / "tasks.jsonl", purpose)  # type: ignore[arg-type]
+            out.append((folder, *load_batch(folder)))
+    return out
+
+
 def build_library(task_id: str, gold: list[str], library: list[Rule], size: int, order: int, seed: int,
                   pool: list[Rule]) -> list[Rule]:
     """The task's gold rules + other set rules, then distractors, to ``size``; shuffled by ``order``."""
@@ -158,6 +191,20 @@ def run_set(folder: Path, library: list[Rule], tasks: list[dict], gold: dict[str
     return rows
 
 
+def recorded_rows(folder: Path, rec: dict[str, Any], model: str) -> list[dict[str, Any]]:
+    """A batch's recorded first-contact scores as detail rows (the score of that one run)."""
+    out = []
+    for key, v in rec["scores"].items():
+        name, _, order = key.rpartition("#")
+        size = int(name.rsplit(" ", 1)[-1]) if name.startswith("grown") else int(name.rsplit("_", 1)[-1])
+        out.append({"library": name, "size": size, "order": int(order), "data_role": "first-contact",
+                    "recall": v["recall"], "precision": v["precision"], "recall_low": float("nan"),
+                    "recall_high": float("nan"), "precision_low": float("nan"), "precision_high": float("nan"),
+                    "precision_labelled": float("nan"), "tasks": rec["n"], "unknown": 0, "model": model,
+                    "batch": folder.name, "recorded": f"{rec['commit'][:12]} {rec['date']}"})
+    return out
+
+
 def run(ctx: RunContext) -> Result:
     """Table 14 (and the fixed-library checks) on the development set and the first-contact batch."""
     from toolkit.rules.distractors import distractor_pool
@@ -167,45 +214,48 @@ def run(ctx: RunContext) -> Result:
     orders = int(opts.get("orders", 1 if ctx.quick else 3))
     sizes = tuple(int(x) for x in str(opts.get("sizes", ",".join(map(str, SIZES)))).split(","))
     base = fixtures_dir() / "selection"
-    pool = distractor_pool()
+    # growth distractors: never global-unconditional ones (by the applicability policy those apply
+    # to every task, so counting them as false positives would be wrong); the rest are unlabelled
+    pool = [r for r in distractor_pool() if r.conditions or r.scope != "global"]
     fig = paper_figures("selection")["figures"]
     rows: list[dict[str, Any]] = []
     text: list[str] = []
+    from toolkit.splits import role_of
+
     for model in ctx.models:
         chat = ctx.chat_model(model)
-        sets = []
-        lib = load_library(base / "dev_library.jsonl")
-        tasks, gold = load_tasks(base, "dev_tasks")
-        require_role(base / "dev_tasks.jsonl", "evaluate")
-        sets.append(("development", base, lib, tasks, gold, {"dev library": lib}))
-        fc = base / "firstcontact"
-        if (fc / "library.jsonl").exists():
-            flib = load_library(fc / "library.jsonl")
-            ftasks, fgold = load_tasks(fc, "tasks")
-            fixed = {"library_50": load_subset(fc / "library_50.json", flib)} if (fc / "library_50.json").exists() else {}
-            fixed["library_200"] = flib
-            sets.append(("first-contact", fc, flib, ftasks, fgold, fixed))
+        sets = [("development", folder, lib, tasks, gold, fixed)
+                for folder, lib, tasks, gold, fixed in development_sets(base, purpose="evaluate")]
+        for fc in batch_folders(base):
+            role = role_of(fc / "tasks.jsonl") or "first-contact"
+            rec = first_contact_of(fc)
+            if rec is not None and model == "offline":
+                rows += recorded_rows(fc, rec, model)
+                text.append(f"First contact with `{fc.relative_to(fixtures_dir().parent)}` was scored on "
+                            f"{rec['date']} at commit {rec['commit'][:12]} (`FIRST_CONTACT.json`); "
+                            + ("development data since." if role == "development" else "still first-contact."))
+            elif role == "first-contact" and first and model == "offline":
+                sets.append(("first-contact", fc, *load_batch(fc)))
+            elif role == "first-contact":
+                text.append(f"`{fc.name}` is first-contact and not yet scored (run with first_contact=1 once).")
         for role, folder, lib, tasks, gold, fixed in sets:
             for f in sorted(folder.glob("*.json*")):
                 if f.name != "FIRST_CONTACT.json":
                     ctx.record_input(f)
             got = run_set(folder, lib, tasks, gold, chat, sizes, orders, ctx.seed, role, pool, fixed)
             for r in got:
-                r["model"] = model
-            rows += got
-            if role == "first-contact" and model == "offline":
+                r["model"], r["batch"] = model, folder.name if folder != base else "dev"
+            if role == "first-contact":
+                scores = {f"{r['library']}#{r['order']}": {"recall": r["recall"], "precision": r["precision"]}
+                          for r in got}
+                record_first_contact(folder, "selection", scores, n=len(tasks))
                 rec = first_contact_of(folder)
-                if rec is None and first:
-                    scores = {f"{r['library']}#{r['order']}": {"recall": r["recall"], "precision": r["precision"]}
-                              for r in got}
-                    record_first_contact(folder, "selection", scores, n=len(tasks))
-                    rec = first_contact_of(folder)
-                if rec is not None:
-                    text.append(f"First contact with `{folder.relative_to(fixtures_dir().parent)}` was scored on "
-                                f"{rec['date']} at commit {rec['commit'][:12]} (`FIRST_CONTACT.json`).")
+                text.append(f"First contact with `{folder.relative_to(fixtures_dir().parent)}`: scored now, "
+                            f"recorded at commit {rec['commit'][:12]} (`FIRST_CONTACT.json`).")
+            rows += got
     detail = pd.DataFrame(rows)
     grown = detail[detail["library"].str.startswith("grown")]
-    summary = (grown.groupby(["model", "data_role", "size"], sort=True)
+    summary = (grown.groupby(["model", "data_role", "batch", "size"], sort=True)
                .agg(orders=("order", "size"), recall=("recall", "mean"), recall_low=("recall_low", "min"),
                     recall_high=("recall_high", "max"), precision=("precision", "mean"),
                     precision_low=("precision_low", "min"), precision_high=("precision_high", "max"),
@@ -221,7 +271,14 @@ def run(ctx: RunContext) -> Result:
             head.append({"metric": f"{m} at {r['size']} rules", "ours": r[m],
                          "paper": (paper_r if m == "recall" else paper_p).get(int(r["size"])),
                          "n": int(r["tasks"]), "ci_low": r[f"{m}_low"], "ci_high": r[f"{m}_high"],
-                         "data_role": r["data_role"], "model": r["model"], "unknown": int(r["unknown"])})
+                         "data_role": r["data_role"], "batch": r["batch"], "model": r["model"],
+                         "unknown": int(r["unknown"])})
+    for _, r in detail[~detail["library"].str.startswith("grown")].iterrows():
+        for m in ("recall", "precision"):
+            head.append({"metric": f"{m} with the fixed {r['library']}", "ours": r[m], "paper": None,
+                         "n": int(r["tasks"]), "ci_low": r[f"{m}_low"], "ci_high": r[f"{m}_high"],
+                         "data_role": r["data_role"], "batch": r["batch"], "model": r["model"],
+                         "unknown": int(r["unknown"])})
     table = compare_rows(head)
     fixed_rows = detail[~detail["library"].str.startswith("grown")]
     text.insert(0, f"Paper: {paper_figures('selection')['source']}, {paper_figures('selection')['table']} "
@@ -236,12 +293,12 @@ def run(ctx: RunContext) -> Result:
             pv = r[f"paper_{m}"]
             if pv == pv and pv is not None:
                 rel = "at or above" if r[m] >= pv else "below"
-                text.append(f"{r['model']}, {r['data_role']}, {int(r['size'])} rules: {m} {r[m]:.3f} is {rel} "
+                text.append(f"{r['model']}, {r['data_role']} `{r['batch']}`, {int(r['size'])} rules: {m} {r[m]:.3f} is {rel} "
                             f"the paper's {pv:.3f}.")
     from toolkit.viz import lines
 
-    plot = summary.melt(id_vars=["size", "data_role", "model"], value_vars=["recall", "precision"], var_name="metric")
-    plot["series"] = plot["data_role"] + ": " + plot["metric"]
+    plot = summary.melt(id_vars=["size", "data_role", "batch", "model"], value_vars=["recall", "precision"], var_name="metric")
+    plot["series"] = plot["data_role"] + " " + plot["batch"] + ": " + plot["metric"]
     figures = {"selection": lines(plot, x="size", y="value", hue="series", logx=True,
                                   title="Rule selection as the library grows (D.4)")}
     return Result(name="selection", tables={"selection": table, "selection_growth": summary,

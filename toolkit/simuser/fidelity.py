@@ -1,10 +1,21 @@
 """Simulator fidelity against annotated interaction points (TellOnce App. C.3.3, Table 10).
 
-Positive = the annotator corrected. Per annotator: decision precision, recall, F1, specificity,
-and rule recall (share of (positive point, labelled preference) pairs whose preference the
-simulator named). Then the unweighted mean over annotators, with stratified bootstrap 95% CIs
-(points resampled within each annotator). Decisions the model could not give ('unknown') are
-counted separately and left out of every metric.
+Positive = the annotator corrected. Per annotator: decision precision, recall, F1, specificity and
+rule recall, then the unweighted mean over annotators (the seed: "Each metric is computed separately
+for each researcher and then averaged across the five researchers").
+
+Rule recall follows the seed's definition per positive example: "Rule recall is stricter: on
+positive examples, it measures whether the generated feedback recovers the human-labeled preference
+underlying the correction" (C.3.3). Each positive example scores the share of its labelled
+preferences the simulator's feedback named (0 when it sent none); an annotator's rule recall is the
+mean over its positive examples.
+
+Fixed denominators: every point counts. A simulator that could not judge (``abstain``) or whose model
+answer was unusable (``unknown``) sent no correction, exactly as a silent user would; such points are
+counted as "no correction sent" in every metric and reported in their own columns: coverage (share of
+points the simulator judged) and the share of true negatives owed to abstention.
+CIs: per annotator, points resampled within the annotator; for the macro figures, an
+annotator-clustered bootstrap (annotators resampled with replacement, their metrics averaged).
 """
 
 from __future__ import annotations
@@ -50,11 +61,14 @@ def _nan_none(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def _metrics(t: np.ndarray, p: np.ndarray, hits: np.ndarray, tot: np.ndarray) -> dict[str, float]:
+def point_metrics(t: np.ndarray, p: np.ndarray, rr: np.ndarray, judged: np.ndarray) -> dict[str, float]:
+    """One annotator's metrics from per-point arrays: gold, corrected, rule-recall score, judged."""
     c: Binary = confusion(t, p)
-    rr = float(hits.sum() / tot.sum()) if tot.sum() else float("nan")
+    tn = (~t & ~p)
     return {"precision": c.precision, "recall": c.recall, "f1": c.f1, "specificity": c.specificity,
-            "rule_recall": rr}
+            "rule_recall": float(rr[t].mean()) if t.any() else float("nan"),
+            "coverage": float(judged.mean()) if len(judged) else float("nan"),
+            "tn_abstain_share": float((tn & ~judged).sum() / tn.sum()) if tn.sum() else float("nan")}
 
 
 def fidelity_report(points: list[AnnotatedPoint], profiles: dict[str, Profile], model: ChatModel, *,
@@ -64,72 +78,78 @@ def fidelity_report(points: list[AnnotatedPoint], profiles: dict[str, Profile], 
     return report_from_traces(points, traces, model_name=getattr(model, "name", "offline"), seed=seed)
 
 
-def report_from_traces(points: list[AnnotatedPoint], traces: list[Trace], *, model_name: str = "offline",
-                       seed: int = 0) -> dict:
-    """Score logged simulator decisions against the annotations (a pure function of the two)."""
-    rows_points = []
-    arrays: dict[str, dict[str, list]] = {}
+def point_rows(points: list[AnnotatedPoint], traces: list[Trace]) -> list[dict]:
+    """The simulator's own decision per point (the ``points`` of the fidelity JSON)."""
+    rows = []
     for p, tr in zip(points, traces, strict=True):
-        status = "unknown" if tr.decision == "unknown" else "ok"
         corrected = tr.decision == "correct"
-        rows_points.append({"id": p.id, "corrected": corrected, "preference_ids": list(tr.named),
-                            "feedback": tr.feedback, **({"status": "unknown"} if status == "unknown" else {})})
-        a = arrays.setdefault(p.annotator, {"t": [], "p": [], "hits": [], "tot": [], "unknown": 0})
-        if status == "unknown":
-            a["unknown"] += 1
-            continue
-        a["t"].append(p.corrected)
-        a["p"].append(corrected)
+        rows.append({"id": p.id, "corrected": corrected, "preference_ids": list(tr.named) if corrected else [],
+                     "feedback": tr.feedback if corrected else None, "decision": tr.decision,
+                     "status": "unknown" if tr.decision == "unknown" else "ok"})
+    return rows
+
+
+def score_points(points: list[AnnotatedPoint], rows: list[dict], *, seed: int = 0) -> dict:
+    """Per-annotator and macro metrics from logged per-point decisions (a pure function of the two)."""
+    arrays: dict[str, dict[str, list]] = {}
+    for p, r in zip(points, rows, strict=True):
+        if p.id != r["id"]:
+            raise ValueError(f"point {p.id!r} and decision {r['id']!r} are not aligned")
+        a = arrays.setdefault(p.annotator, {"t": [], "p": [], "rr": [], "judged": []})
         labelled = set(p.preference_ids) if p.corrected else set()
-        a["hits"].append(len(labelled & set(tr.named)))
-        a["tot"].append(len(labelled))
-    ann_rows = []
-    np_arrays = {}
+        a["t"].append(p.corrected)
+        a["p"].append(bool(r["corrected"]))
+        a["rr"].append(len(labelled & set(r["preference_ids"])) / len(labelled) if labelled else 0.0)
+        a["judged"].append(r.get("decision", "silent") in ("correct", "silent"))
+    ann_rows, np_arrays = [], {}
     for ann in sorted(arrays):
         a = arrays[ann]
         t, pr = np.asarray(a["t"], bool), np.asarray(a["p"], bool)
-        hits, tot = np.asarray(a["hits"], float), np.asarray(a["tot"], float)
-        np_arrays[ann] = (t, pr, hits, tot)
-        m = _metrics(t, pr, hits, tot)
+        rr, judged = np.asarray(a["rr"], float), np.asarray(a["judged"], bool)
+        np_arrays[ann] = (t, pr, rr, judged)
+        m = point_metrics(t, pr, rr, judged)
         ann_rows.append({"annotator": ann, "n_pos": int(t.sum()), "n_neg": int((~t).sum()),
-                         **{k: _nan_none(v) for k, v in m.items()}, "n_unknown": a["unknown"]})
+                         **{k: _nan_none(v) for k, v in m.items()}, "n_abstain": int((~judged).sum())})
     with _quiet():
         macro = {k: _nan_none(float(np.nanmean([r[k] if r[k] is not None else np.nan for r in ann_rows])))
-                 if ann_rows else None for k in METRICS}
-    ci = bootstrap_cis(np_arrays, seed=seed)
+                 if ann_rows else None for k in (*METRICS, "coverage", "tn_abstain_share")}
+    return {"annotators": ann_rows, "macro": macro, "ci": bootstrap_cis(np_arrays, seed=seed)}
+
+
+def report_from_traces(points: list[AnnotatedPoint], traces: list[Trace], *, model_name: str = "offline",
+                       seed: int = 0) -> dict:
+    """Score logged simulator decisions against the annotations (a pure function of the two)."""
+    rows = point_rows(points, traces)
+    scored = score_points(points, rows, seed=seed)
     paper = paper_figures("fidelity")
     return {
-        "annotators": ann_rows, "macro": macro, "points": rows_points, "ci": ci,
-        "model": model_name, "seed": seed, "n_points": len(points),
-        "n_unknown": sum(a["unknown"] for a in arrays.values()),
+        **scored, "points": rows, "model": model_name, "seed": seed, "n_points": len(points),
+        "n_unknown": sum(r["decision"] == "unknown" for r in rows),
+        "n_abstain": sum(r["decision"] == "abstain" for r in rows),
         "paper": {"table": paper["table"], **paper["figures"], "n_points": paper["n_points"],
                   "n_annotators": paper["n_annotators"]},
     }
 
 
+def _boot_metrics(T: np.ndarray, P: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Metrics for resampled point sets (rows = resamples)."""
+    tp = (T & P).sum(1)
+    fp = (~T & P).sum(1)
+    tn = (~T & ~P).sum(1)
+    fn = (T & ~P).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prec = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), np.nan)
+        rec = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), np.nan)
+        f1 = np.where((prec + rec) > 0, 2 * prec * rec / (prec + rec), np.where(tp + fp + fn > 0, 0.0, np.nan))
+        spec = np.where(tn + fp > 0, tn / np.maximum(tn + fp, 1), np.nan)
+        rr = np.where(T.sum(1) > 0, (R * T).sum(1) / np.maximum(T.sum(1), 1), np.nan)
+    return np.column_stack([prec, rec, f1, spec, rr])
+
+
 def bootstrap_cis(arrays: dict[str, tuple[np.ndarray, ...]], *, seed: int = 0, n_resamples: int = 2000,
                   alpha: float = 0.05) -> dict[str, Any]:
-    """Percentile CIs: per annotator (its points resampled) and macro (resampled within annotators)."""
+    """Percentile CIs: per annotator (its points resampled) and macro (annotators resampled, clustered)."""
     rng = check_random_state(seed)
-    per: dict[str, np.ndarray] = {}
-    for ann, (t, p, hits, tot) in sorted(arrays.items()):
-        n = len(t)
-        stats = np.full((n_resamples, len(METRICS)), np.nan)
-        if n:
-            idx = rng.randint(0, n, (n_resamples, n))
-            T, P, H, N = t[idx], p[idx], hits[idx], tot[idx]
-            tp = (T & P).sum(1)
-            fp = (~T & P).sum(1)
-            tn = (~T & ~P).sum(1)
-            fn = (T & ~P).sum(1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                prec = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), np.nan)
-                rec = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), np.nan)
-                f1 = np.where((prec + rec) > 0, 2 * prec * rec / (prec + rec), np.where(tp + fp + fn > 0, 0.0, np.nan))
-                spec = np.where(tn + fp > 0, tn / np.maximum(tn + fp, 1), np.nan)
-                rr = np.where(N.sum(1) > 0, H.sum(1) / np.maximum(N.sum(1), 1), np.nan)
-            stats = np.column_stack([prec, rec, f1, spec, rr])
-        per[ann] = stats
 
     def interval(col: np.ndarray) -> list[float | None]:
         col = col[~np.isnan(col)]
@@ -137,13 +157,24 @@ def bootstrap_cis(arrays: dict[str, tuple[np.ndarray, ...]], *, seed: int = 0, n
             return [None, None]
         return [float(np.quantile(col, alpha / 2)), float(np.quantile(col, 1 - alpha / 2))]
 
-    out: dict[str, Any] = {"method": f"percentile bootstrap, {n_resamples} resamples, points resampled "
-                                     "within each annotator", "level": 1 - alpha, "annotators": {}, "macro": {}}
-    for ann, stats in per.items():
+    out: dict[str, Any] = {"method": f"percentile bootstrap, {n_resamples} resamples; per annotator: points "
+                                     "resampled within it; macro: annotators resampled with replacement "
+                                     "(annotator-clustered)", "level": 1 - alpha, "annotators": {}, "macro": {}}
+    point_level = {}
+    for ann, (t, p, rr, _judged) in sorted(arrays.items()):
+        n = len(t)
+        if not n:
+            continue
+        idx = rng.randint(0, n, (n_resamples, n))
+        stats = _boot_metrics(t[idx], p[idx], rr[idx])
         out["annotators"][ann] = {m: interval(stats[:, i]) for i, m in enumerate(METRICS)}
-    if per:
+        point_level[ann] = point_metrics(t, p, rr, _judged)
+    names = sorted(point_level)
+    if names:
+        table = np.array([[point_level[a][m] for m in METRICS] for a in names], float)
+        pick = rng.randint(0, len(names), (n_resamples, len(names)))
         with np.errstate(invalid="ignore"), _quiet():
-            macro = np.nanmean(np.stack(list(per.values())), axis=0)
+            macro = np.nanmean(table[pick], axis=1)
         out["macro"] = {m: interval(macro[:, i]) for i, m in enumerate(METRICS)}
     return out
 
@@ -169,18 +200,19 @@ def _f(x: float | None) -> str:
 
 def format_fidelity(report: dict) -> str:
     """Table 10's layout: per-annotator rows, the macro row with CIs, the paper's figures beside."""
-    head = f"{'annotator':<16}{'n_pos':>6}{'n_neg':>6}{'precision':>11}{'recall':>8}{'F1':>8}{'specif.':>9}{'rule rec.':>11}"
+    head = (f"{'annotator':<16}{'n_pos':>6}{'n_neg':>6}{'precision':>11}{'recall':>8}{'F1':>8}{'specif.':>9}"
+            f"{'rule rec.':>11}{'coverage':>10}")
     lines = [f"Simulator fidelity (TellOnce Table 10 layout) - model {report.get('model')}, seed {report.get('seed')}",
              head, "-" * len(head)]
     for r in report["annotators"]:
         lines.append(f"{r['annotator']:<16}{r['n_pos']:>6}{r['n_neg']:>6}{_f(r['precision']):>11}{_f(r['recall']):>8}"
-                     f"{_f(r['f1']):>8}{_f(r['specificity']):>9}{_f(r['rule_recall']):>11}")
+                     f"{_f(r['f1']):>8}{_f(r['specificity']):>9}{_f(r['rule_recall']):>11}{_f(r['coverage']):>10}")
     m = report["macro"]
     npos = sum(r["n_pos"] for r in report["annotators"])
     nneg = sum(r["n_neg"] for r in report["annotators"])
     lines.append("-" * len(head))
     lines.append(f"{'macro (ours)':<16}{npos:>6}{nneg:>6}{_f(m['precision']):>11}{_f(m['recall']):>8}"
-                 f"{_f(m['f1']):>8}{_f(m['specificity']):>9}{_f(m['rule_recall']):>11}")
+                 f"{_f(m['f1']):>8}{_f(m['specificity']):>9}{_f(m['rule_recall']):>11}{_f(m['coverage']):>10}")
     ci = report.get("ci", {}).get("macro", {})
     if ci:
         def c(k: str) -> str:
@@ -195,7 +227,9 @@ def format_fidelity(report: dict) -> str:
     n_ann = len(report["annotators"])
     lines.append("")
     lines.append(f"Ours: {n_ann} annotators, {npos + nneg} points ({npos} corrections, {nneg} matched "
-                 f"non-corrections); {report.get('n_unknown', 0)} unknown decisions left out.")
+                 f"non-corrections); the simulator abstained on {report.get('n_abstain', 0)} and had no usable model "
+                 f"answer on {report.get('n_unknown', 0)}: both count as 'no correction sent' (coverage = share "
+                 f"judged); {_f(m.get('tn_abstain_share'))} of true negatives are owed to abstention (macro).")
     if pp:
         lines.append(f"Paper: {pp.get('n_annotators')} researchers, {pp.get('n_points')} points; F1 "
                      f"{pp.get('f1'):.3f}, specificity {pp.get('specificity'):.3f}, rule recall "

@@ -18,6 +18,7 @@ separate prompts for compiler and reviewer.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,8 +33,10 @@ from toolkit.rules.checks._types import (
     JsonFields,
     Judgment,
     Label,
+    MaxLines,
     MaxWords,
     SemanticSpec,
+    StartsWith,
     make_evidence,
 )
 
@@ -165,6 +168,16 @@ def strip_preamble(text: str) -> str:
     return s[:1].upper() + s[1:] if s else s
 
 
+def inline_condition(behavior: str) -> tuple[str | None, str]:
+    """(condition stated inside the behaviour, the requirement) — (None, behaviour) when none."""
+    body = strip_preamble(behavior)
+    m = res.semantic().leading_condition.search(body)
+    if not m:
+        return None, body
+    req = m.group("req").strip()
+    return m.group("cond").strip(), req[:1].upper() + req[1:]
+
+
 def read_rule(rule: Rule) -> Reading:
     """Read a rule's behaviour: ambiguity, observability, computable form, targets, polarity."""
     body = strip_preamble(rule.behavior)
@@ -178,10 +191,13 @@ def read_rule(rule: Rule) -> Reading:
             pm = (k, {n: v for n, v in m.groupdict().items() if v})
             break
     targets = tuple(t for t, kind in sem.targets.items() if kind.search(body))
-    ban = sem.ban_cues.search(body)
-    forbid = bool(ban) and len(tx.words(body[: ban.start()])) <= 2
-    subject = body[ban.end():].strip(" ,.") if forbid and ban else body.rstrip(" .")
-    swap = sem.replacement.search(body)
+    if sem.reply_place.search(body):  # "explain in your reply ...": checked on the reply only
+        targets = ("reply",)
+    req = inline_condition(body)[1]
+    ban = sem.ban_cues.search(req)
+    forbid = bool(ban) and len(tx.words(req[: ban.start()])) <= 2
+    subject = req[ban.end():].strip(" ,.") if forbid and ban else req.rstrip(" .")
+    swap = sem.replacement.search(req)
     if swap and not forbid:  # "use X instead of Y" forbids Y
         forbid, subject = True, swap.group("avoid").strip(" ,.")
     return Reading(body, amb, unobs, pm, targets, "forbid" if forbid else "require", subject)
@@ -202,6 +218,16 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
         names = [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
         names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() not in ("the", "a")]
         return JsonFields(fields=tuple(dict.fromkeys(names))) if names else None
+    if kind == "max_lines":
+        return MaxLines(value=int(params["value"]))
+    if kind == "starts_with":
+        lits = [x for x in re.findall(r"[`\"']([^`\"']+)[`\"']", params.get("values", "")) if x.strip()]
+        words = params.get("field", "").lower().split()
+        name = _singular(words[-1]) if words else ""
+        if name in ("repl", "reply", "answer", "response"):
+            return StartsWith(target="reply", field="", value="|".join(lits)) if lits else None
+        target = "action" if words and words[0] in ("commit", "branch", "tag", "pr", "pull") else _field_target(body)
+        return StartsWith(target=target, field=name, value="|".join(lits)) if lits and name else None
     if kind == "field_equals":
         return FieldEquals(target=_field_target(body), field=params["field"].strip().replace(" ", "_"),
                            value=params["value"].strip())
@@ -213,15 +239,43 @@ _NEUTRAL_TASKS = (
     "Rename the variable tmp to total in the report module.",
     "Update the copyright year in the footer template.",
 )
-_NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper and the tests pass."
+_NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
-def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
-    for ins in res.instances().instances:
-        if re.search(ins.concept, subject, re.IGNORECASE):
-            return ins
+_EXAMPLES = re.compile(r"\((?:e\.g\.|for example|such as|like)\s*,?\s*(?P<list>[^)]+)\)|`(?P<code>[^`]+)`", re.IGNORECASE)
+
+
+def rule_examples(text: str) -> list[str]:
+    """Examples the rule itself gives: a parenthesised "e.g. ..." list, or code in backticks."""
+    out: list[str] = []
+    for m in _EXAMPLES.finditer(text):
+        if m.group("list"):
+            out += [x.strip(" .") for x in re.split(r",|\bor\b", m.group("list")) if x.strip(" .")]
+        elif m.group("code"):
+            out.append(m.group("code").strip())
+    return out
+
+
+def _own_instance(rule_text: str, subject: str) -> res.Instance | None:
+    """An instance from the rule's own examples: a command it names as an example of what it
+    forbids is the violating action (the compliant one stays unknown, so a catalogue instance wins)."""
+    sem = res.semantic()
+    for ex in rule_examples(rule_text):
+        if sem.targets["action"].search(ex) and len(ex.split()) >= 2 and ex.split()[0].isalpha():
+            return res.Instance(concept=re.escape(ex), where="action", example=ex, plain="")
     return None
+
+
+def _instance(subject: str, round_no: int = 1) -> res.Instance | None:
+    """The concept the subject names first (its head: "build SQL ..., never with f-strings" is
+    about SQL), ties to the longer match."""
+    best: tuple[int, int, res.Instance] | None = None
+    for ins in res.instances().instances:
+        m = re.search(ins.concept, subject, re.IGNORECASE)
+        if m and (best is None or (m.start(), -len(m.group(0))) < best[:2]):
+            best = (m.start(), -len(m.group(0)), ins)
+    return best[2] if best else None
 
 
 def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
@@ -231,9 +285,10 @@ def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
         parts = []
         if rule.scope.startswith("project:"):
             parts.append(f"In the {rule.scope.split(':', 1)[1]} project:")
-        if rule.conditions:
-            cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", rule.conditions[0].strip().rstrip("."), flags=re.I)
-            parts.append(f"This task involves {cond}.")
+        conds = [*rule.conditions, *filter(None, [inline_condition(rule.behavior)[0]])]
+        for c in conds[:2]:
+            cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", c.strip().rstrip("."), flags=re.I)
+            parts.append(f"Note: {cond}.")
         return " ".join(parts + [base])
     if rule.scope.startswith("project:"):
         return f"In the unrelated-sandbox project: {base}"
@@ -285,10 +340,29 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
                 Case(make_evidence("delivery", task, reply=part), "violation", "a field missing"),
                 Case(make_evidence("delivery", task, reply="The pagination helper is fixed."), "violation",
                      "not JSON"), na]
+    if isinstance(chk, MaxLines):
+        return [Case(make_evidence("delivery", task, reply="\n".join(["Done."] * max(1, chk.value - 1))), "pass",
+                     "under the limit"),
+                Case(make_evidence("delivery", task, reply="\n".join(["Done."] * (chk.value + 3))), "violation",
+                     "over the limit"), na]
+    if isinstance(chk, StartsWith):
+        lit = chk.literals()[0]
+        wrong = "x" + lit if not lit[:1].isalpha() else (lit[:1].swapcase() + lit[1:])
+        if chk.target == "reply" and not chk.field:
+            mk = lambda v: make_evidence("delivery", task, reply=f"{v} the pagination helper is fixed.")  # noqa: E731
+            return [Case(mk(lit), "pass", "opens with the literal"), Case(mk(wrong), "violation", "another opening"), na]
     if isinstance(chk, FieldEquals):
         other = "something-else"
+        if isinstance(chk, StartsWith):
+            lit = chk.literals()[0]
+            return [Case(_field_case(chk, f"{lit} fix pagination", task), "pass", "starts with the literal"),
+                    Case(_field_case(chk, f"{lit[:1].swapcase()}{lit[1:]} fix pagination"
+                                     if lit[:1].isalpha() else f"fix pagination {lit}", task), "violation",
+                         "another opening"),
+                    Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"})
+                         if chk.target == "action" else na.evidence, "not_applicable", "no such field")]
         if chk.target == "action":
-            mk = lambda v: make_evidence("pre_action", task, action={"tool": "shell", chk.field: v})  # noqa: E731
+            mk = lambda v: _field_case(chk, v, task)  # noqa: E731
             na2 = Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"}),
                        "not_applicable", "the action has no such field")
         elif chk.target == "artifact":
@@ -300,6 +374,28 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
             na2 = na
         return [Case(mk(chk.value), "pass", "the literal"), Case(mk(other), "violation", "another value"), na2]
     return []
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+#: how an action carries a field, as the shell command an agent would run (for validation cases)
+_ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin {v}", "remote": "git push {v} main",
+                    "title": 'gh pr create --title "{v}"'}
+
+
+def _field_case(chk: FieldEquals, value: str, task: str) -> EvidenceRecord:
+    """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
+    if chk.target == "action":
+        tmpl = _ACTION_COMMANDS.get(chk.field)
+        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else {"tool": "shell", chk.field: value}
+        return make_evidence("pre_action", task, action=act)
+    if chk.target == "artifact":
+        return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
+    return make_evidence("delivery", task, reply=json.dumps({chk.field: value}))
 
 
 def _semantic_check(rule: Rule, rd: Reading, targets: Sequence[str]) -> SemanticSpec:
@@ -329,6 +425,8 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     case was rejected to its next rendering and keeps the slots that held."""
     ins = _instance(spec.subject, 1)
     forbid = spec.polarity == "forbid"
+    if ins is None and forbid:
+        ins = _own_instance(rule.behavior, spec.subject)
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
@@ -341,11 +439,11 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
             slots[f"{stage}:{want}"] = variants
     first = spec.stages()[0]
     na: list[Case] = []
-    if rule.scope != "global" or rule.conditions:
+    if rule.scope != "global" or rule.conditions or inline_condition(rule.behavior)[0]:
         task = _task_for(rule, False, 2)
-        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
+        na.append(Case(_render(first, False, spec.subject, None, task, spec.target), "not_applicable",
                        "outside the rule's scope or condition", "na"))
-        na.append(Case(_render(first, not forbid, spec.subject, None, task, spec.target), "not_applicable",
+        na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
                        "outside the rule's scope or condition", "na"))
     if rule.exceptions:
         task = f"{_NEUTRAL_TASKS[1]} Note: {rule.exceptions[0].rstrip('.')}."
@@ -383,6 +481,10 @@ class OfflineCompiler:
         if not targets:
             return Proposal("guidance", None, reason="names no action, artifact or reply to check")
         spec = _semantic_check(rule, rd, targets)
+        ins = _instance(spec.subject) or (_own_instance(rule.behavior, spec.subject) if rd.polarity == "forbid" else None)
+        where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
+        if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows
+            spec = replace(spec, evidence={where: spec.evidence[where]})
         fails = _slot_failures(feedback)
         slots = _semantic_slots(spec, rule)
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}

@@ -57,6 +57,8 @@ class SemanticFile(_Strict):
     preamble: PatternKind
     replacement: PatternKind
     whole_reply: PatternKind
+    reply_place: PatternKind
+    leading_condition: PatternKind
     project_mention: PatternKind
     ban_cues: PatternKind
 
@@ -116,6 +118,8 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.preamble"] = s.preamble
     out["semantic.replacement"] = s.replacement
     out["semantic.whole_reply"] = s.whole_reply
+    out["semantic.reply_place"] = s.reply_place
+    out["semantic.leading_condition"] = s.leading_condition
     out["semantic.project_mention"] = s.project_mention
     return out
 

@@ -47,9 +47,9 @@ class ReaderReviewer:
         needs = check.needs()
         labels = tuple("not_applicable" if ev.stage not in needs or scope_stage(rule, ev.task) is False
                        else _MAP[v.label] for ev, v in zip(evidence, verdicts, strict=True))
-        if isinstance(check, FieldEquals):  # the reader has no literal-equality kind: read the literals
-            labels = tuple(lab if lab is not None else literal_label(rule, ev) for lab, ev in
-                           zip(labels, evidence, strict=True))
+        if isinstance(check, FieldEquals):  # literal rules: the reviewer's own token reading first
+            labels = tuple(lit if (lit := literal_label(rule, ev)) is not None else lab
+                           for lab, ev in zip(labels, evidence, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
             extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,
@@ -63,11 +63,39 @@ _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
 _LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
 
 
+_NAMED = re.compile(r"\b(?:named|called)\s+[`\"']?([\w./\-]+?)[`\"']?\s*\.?$", re.IGNORECASE)
+_OPENING = re.compile(r"\b(?:start|begin|open|prefix)\w*\b", re.IGNORECASE)
+
+
+def command_label(rule: Rule, command: str) -> str | None:
+    """The reviewer's token reading of a literal rule on a shell command (a different method from
+    the compiler's parse): the rule's verbs (words it shares with the command's leading words)
+    decide applicability; then a quoted string of the command (for an opening) or any bare token
+    (``+`` and ``src:`` stripped) is compared with the rule's literals."""
+    lits = [x for x in _LITERAL.findall(rule.behavior) if x.strip()] + _NAMED.findall(rule.behavior)
+    if not lits:
+        return None
+    head = re.findall(r"[a-z]+", " ".join(command.split()[:3]).lower())
+    rule_words = {tx.stem(w) for w in tx.words(rule.behavior.lower())}
+    if not any(tx.stem(w) in rule_words for w in head if w not in ("git", "gh", "sudo")):
+        return "not_applicable"
+    if _OPENING.search(rule.behavior):
+        quoted = re.findall(r"\"([^\"]*)\"|'([^']*)'", command)
+        texts = [a or b for a, b in quoted]
+        if not texts:
+            return None
+        return "pass" if any(t.startswith(lit) for t in texts for lit in lits) else "violation"
+    toks = [t.lstrip("+").split(":")[-1] for t in command.split()[2:] if not t.startswith("-")]
+    return "pass" if any(t.lower() == lit.lower() for t in toks for lit in lits) else "violation"
+
+
 def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     """The reviewer's own reading of a literal-equality rule: does the evidence set a key the rule
     names (a word of the rule), and is one of the rule's quoted literals its value?"""
     from toolkit.rules.checks._types import evidence_text
 
+    if ev.action is not None and isinstance(ev.action.get("command"), str):
+        return command_label(rule, ev.action["command"])
     text = (ev.reply or "") if ev.stage == "delivery" else evidence_text(ev)
     if ev.action is not None:
         text = json.dumps(ev.action)

@@ -137,6 +137,23 @@ def json_objects(reply: str) -> list[dict]:
     return out
 
 
+_FENCE = re.compile(r"^```[\w+-]*[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL)
+
+
+def reply_json_object(reply: str) -> dict | None:
+    """The reply as one JSON object: the whole reply, or one code fence that is the whole reply
+    (a fence is formatting; prose around the object means the reply is not a JSON object)."""
+    s = reply.strip()
+    m = _FENCE.match(s)
+    if m:
+        s = m.group("body").strip()
+    try:
+        obj = json.loads(s)
+    except (ValueError, TypeError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
 @dataclass(frozen=True)
 class JsonFields(Check):
     """The reply is a JSON object carrying every named field."""
@@ -155,11 +172,12 @@ class JsonFields(Check):
             return _na(ev.stage, "reply")
         if ev.reply is None:
             return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
-        objs = json_objects(ev.reply)
-        if not objs:
+        obj = reply_json_object(ev.reply)
+        if obj is None:
             q = ev.reply.strip()[:60]
-            return Judgment("violation", "the reply is not a JSON object", (q,) if q else (), "programmatic")
-        missing = [f for f in self.fields if f not in objs[0]]
+            why = "the reply is not a JSON object" + (" (it wraps one in other text)" if json_objects(ev.reply) else "")
+            return Judgment("violation", why, (q,) if q else (), "programmatic")
+        missing = [f for f in self.fields if f not in obj]
         if missing:
             return Judgment("violation", f"JSON reply lacks field(s) {', '.join(missing)}", (), "programmatic")
         return Judgment("pass", f"JSON reply has {', '.join(self.fields)}", (), "programmatic")
@@ -178,15 +196,62 @@ def _dig(obj: Any, dotted: str) -> Any:
 _MISSING = object()
 
 
+def command_fields(command: str) -> dict[str, Any]:
+    """Fields a shell command carries, read from its words (git's own syntax as data: the
+    commit ``message`` of ``-m``, the ``branch``/``remote`` of a push, ``force`` for ``-f`` /
+    ``--force*`` or a ``+refspec``). Only the last command of a ``&&`` / ``;`` chain per tool."""
+    import shlex
+
+    out: dict[str, Any] = {}
+    for part in re.split(r"\s*(?:&&|\|\||;)\s*", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            words = part.split()
+        while words and re.fullmatch(r"\w+=.*", words[0]):  # VAR=value prefixes
+            words = words[1:]
+        if len(words) < 2 or words[0] != "git":
+            continue
+        sub, rest = words[1], words[2:]
+        if sub == "commit":
+            for i, w in enumerate(rest):
+                if w in ("-m", "--message") or (w.startswith("-") and not w.startswith("--") and w.endswith("m")):
+                    if i + 1 < len(rest):
+                        out["message"] = rest[i + 1]
+                        break
+                if w.startswith("--message="):
+                    out["message"] = w.split("=", 1)[1]
+                    break
+        elif sub == "push":
+            pos = [w for w in rest if not w.startswith("-")]
+            out["force"] = any(w in ("-f", "--force") or w.startswith("--force-") for w in rest)
+            if pos:
+                out["remote"] = pos[0]
+            if len(pos) > 1:
+                ref = pos[1]
+                if ref.startswith("+"):
+                    out["force"], ref = True, ref[1:]
+                out["branch"] = ref.split(":", 1)[-1].removeprefix("refs/heads/")
+    return out
+
+
 def _find_field(obj: Any, name: str) -> Any:
-    """A field by dotted path, or anywhere in nested dicts (tool arguments are often nested)."""
+    """A field by dotted path, anywhere in nested dicts (tool arguments are often nested), or
+    carried by the action's shell ``command`` (:func:`command_fields`)."""
+    v = _find_field_dict(obj, name)
+    if v is _MISSING and isinstance(obj, dict) and isinstance(obj.get("command"), str):
+        v = command_fields(obj["command"]).get(name.split(".")[-1], _MISSING)
+    return v
+
+
+def _find_field_dict(obj: Any, name: str) -> Any:
     v = _dig(obj, name)
     if v is not _MISSING:
         return v
     if isinstance(obj, dict):
         for sub in obj.values():
             if isinstance(sub, dict):
-                v = _find_field(sub, name)
+                v = _find_field_dict(sub, name)
                 if v is not _MISSING:
                     return v
     return _MISSING
@@ -256,6 +321,55 @@ class FieldEquals(Check):
 
 
 @dataclass(frozen=True)
+class StartsWith(FieldEquals):
+    """A field of an action, artifact or reply must start with one of the literals (case kept:
+    ``Feat:`` does not start with ``feat:``). ``value`` holds the literals joined by ``|``."""
+
+    type: ClassVar[str] = "starts_with"
+
+    def literals(self) -> tuple[str, ...]:
+        return tuple(v for v in self.value.split("|") if v)
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if self.target == "reply" and not self.field:  # the reply itself must open with a literal
+            if ev.stage != "delivery":
+                return _na(ev.stage, "reply")
+            if ev.reply is None:
+                return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+            return self._verdict(ev.reply, "the", ev.reply.strip()[:40])
+        return super().run(ev)
+
+    def _verdict(self, found: str, where: str, quote: str) -> Judgment:
+        got = found.strip().strip("'\"")
+        ok = any(got.startswith(v) for v in self.literals())
+        label: Label = "pass" if ok else "violation"
+        want = " or ".join(repr(v) for v in self.literals())
+        return Judgment(label, f"{where} {self.field} {got[:60]!r} {'starts' if ok else 'does not start'} with {want}",
+                        (quote,) if quote else (), "programmatic")
+
+
+@dataclass(frozen=True)
+class MaxLines(Check):
+    """An explicit line limit on the reply (non-empty lines of the whole reply, code included)."""
+
+    value: int
+    type: ClassVar[str] = "max_lines"
+
+    def needs(self) -> dict[str, list[str]]:
+        return {"delivery": ["reply"]}
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if ev.stage != "delivery":
+            return _na(ev.stage, "reply")
+        if ev.reply is None:
+            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        lines = [x for x in ev.reply.strip().splitlines() if x.strip()]
+        label: Label = "violation" if len(lines) > self.value else "pass"
+        quote = (lines[self.value].strip(),) if label == "violation" and lines[self.value].strip() in ev.reply else ()
+        return Judgment(label, f"reply has {len(lines)} lines, limit {self.value}", quote, "programmatic")
+
+
+@dataclass(frozen=True)
 class SemanticSpec(Check):
     """A semantic specification, judged by the compliance reader (offline) or an LLM.
 
@@ -292,6 +406,7 @@ class SemanticSpec(Check):
 #: check types by name (a researcher's own type registers here)
 CHECK_TYPES: dict[str, type[Check]] = {
     "max_words": MaxWords, "json_fields": JsonFields, "field_equals": FieldEquals, "semantic": SemanticSpec,
+    "starts_with": StartsWith, "max_lines": MaxLines,
 }
 
 

@@ -1,0 +1,33 @@
+"""Every example of every catalogue kind (toolkit/resources/compliance/kinds/*.yaml) runs here."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolkit.compliance import Rule
+from toolkit.compliance._catalogue import read_catalogue
+from toolkit.compliance._catalogue_data import catalogue
+from toolkit.compliance._checks import View
+from toolkit.compliance._interpreter import compile_text
+
+_EXPECT = {"must_flag": "violated", "must_pass": "satisfied", "must_abstain": "unknown"}
+_CASES = [(k.kind, tuple(k.checks), group, ex) for k in catalogue() for group in _EXPECT
+          for ex in getattr(k.examples, group)]
+
+
+def test_catalogue_has_kinds_and_every_kind_has_examples() -> None:
+    kinds = catalogue()
+    assert len(kinds) >= 20
+    assert len({k.kind for k in kinds}) == len(kinds)
+
+
+@pytest.mark.parametrize(("kind", "checks", "group", "ex"), _CASES,
+                         ids=[f"{c[0]}-{c[2]}-{i}" for i, c in enumerate(_CASES)])
+def test_kind_example(kind: str, checks: tuple[str, ...], group: str, ex) -> None:
+    compiled = {type(c).__name__ for c in compile_text(ex.rule)[0]}
+    if checks != ("Unknown",):
+        assert compiled & set(checks), f"{kind}: {ex.rule!r} compiled to {compiled}"
+    else:
+        assert compiled == {"Unknown"}
+    verdict = read_catalogue(Rule("r", ex.rule), View(ex.task, ex.reply, ex.artifacts)).finding.verdict
+    assert verdict == _EXPECT[group], (kind, ex.rule, ex.reply)

@@ -1,0 +1,69 @@
+"""The learned reader: fit on development data only, exported trees, operating points, abstention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from toolkit.compliance._catalogue import CatalogueReading
+from toolkit.compliance._checks import Finding
+from toolkit.compliance._learned import LearnedReader, default_reader, point_scores
+from toolkit.compliance.fit import development_batches, load_training
+from toolkit.splits import REPO_ROOT, HeldOutError, load_splits
+
+
+def test_shipped_reader_was_fit_on_development_files_only() -> None:
+    r = default_reader()
+    assert r is not None
+    splits = load_splits()
+    assert r.meta_["files"], "the reader records what it was fit on"
+    for path, sha in r.meta_["files"].items():
+        assert splits[path].role == "development", path
+        assert splits[path].sha256 == sha, f"{path} changed since the reader was fit: re-fit it"
+    assert r.threshold_pass_ < r.threshold_violation_
+    assert r.precision_ in r.precisions
+
+
+def test_fitting_on_a_held_out_batch_is_refused() -> None:
+    held = [(REPO_ROOT / k).parent for k, e in load_splits().items()
+            if e.role == "held-out" and k.startswith("fixtures/fidelity/") and k.endswith("points.jsonl")]
+    assert held
+    with pytest.raises(HeldOutError):
+        load_training([(held[0] / "points.jsonl", held[0] / "profiles")])
+    assert all(load_splits()[p.relative_to(REPO_ROOT).as_posix()].role == "development"
+               for p, _ in development_batches())
+
+
+def test_exported_trees_reproduce_the_estimator_and_fit_is_deterministic() -> None:
+    rng = np.random.RandomState(0)
+    X = rng.randn(400, 32)
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.randn(400) > 0.8).astype(int)
+    groups = np.repeat(np.arange(8), 50)
+    a = LearnedReader(max_iter=30).fit(X, y, groups)  # fit itself checks the export against sklearn
+    b = LearnedReader(max_iter=30).fit(X, y, groups)
+    assert np.array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.threshold_violation_ == b.threshold_violation_
+
+
+def _reading(verdict: str, applicable: bool | None = True) -> CatalogueReading:
+    return CatalogueReading(applicable, "always applies", Finding(verdict, "evidence"), (), (), True, 2)
+
+
+def test_operating_points_give_violation_pass_and_abstain() -> None:
+    r = default_reader()
+    hi, lo = r.threshold_violation_, r.threshold_pass_
+    assert r.verdict(min(1.0, hi + 1e-6), _reading("violated")).label == "violation"
+    assert r.verdict(lo, _reading("satisfied")).label == "pass"
+    mid = (hi + lo) / 2
+    v = r.verdict(mid, _reading("unknown"))
+    assert v.label == "abstain" and v.decided_by == "learned"
+    assert r.verdict(mid, _reading("not_applicable", applicable=False)).label == "not_applicable"
+
+
+def test_point_scores_by_hand() -> None:
+    flag = np.array([1, 0, 0, 0, 1, 0], bool)
+    y = np.array([1, 1, 0, 0, 0, 0])
+    groups = np.array(["a"] * 6)
+    points = np.array(["p1", "p1", "p2", "p2", "p3", "p3"])
+    f1, spec, rr = point_scores(flag, y, groups, points)
+    assert spec == pytest.approx(0.5) and rr == pytest.approx(0.5) and f1 == pytest.approx(2 / 3)

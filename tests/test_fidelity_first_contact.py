@@ -1,0 +1,32 @@
+"""`prefmem reproduce fidelity --first-contact DIR`: scores a batch once, records it inside, refuses twice."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from toolkit.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_BATCH = ROOT / "fixtures" / "fidelity" / "independent" / "fc3a"
+
+
+def test_first_contact_records_commit_date_and_scores_once(tmp_path, capsys):
+    batch = tmp_path / "batch"
+    shutil.copytree(DEV_BATCH, batch)  # a development batch stands in for a new one
+    out = tmp_path / "out"
+    assert main(["reproduce", "fidelity", "--first-contact", str(batch), "--out", str(out)]) == 0
+    rec = json.loads((batch / "FIRST_CONTACT.json").read_text())
+    assert rec["diagnostic"] == "fidelity" and rec["n"] == 36
+    assert rec["commit"] and rec["date"]
+    assert {"f1", "specificity", "rule_recall", "coverage"} <= set(rec["scores"]["macro"])
+    printed = capsys.readouterr().out
+    assert f"{rec['scores']['macro']['f1']:.3f}" in printed
+    assert main(["reproduce", "fidelity", "--first-contact", str(batch), "--out", str(out)]) == 1
+    assert "already scored" in capsys.readouterr().err
+    assert json.loads((batch / "FIRST_CONTACT.json").read_text()) == rec  # unchanged
+
+
+def test_first_contact_only_with_fidelity(tmp_path, capsys):
+    assert main(["reproduce", "admission", "--first-contact", str(tmp_path)]) == 2

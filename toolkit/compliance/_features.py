@@ -1,0 +1,177 @@
+"""Features of a (rule, evidence) pair for the learned reader: embedding similarities plus generic cues.
+
+No feature names a phrasing. Three groups:
+
+- **catalogue cues**: what the catalogue stage found (violated / satisfied / unknown / not applicable,
+  whether it needed the wider second look, whether any kind was recognised, whether the reply only
+  checks in first);
+- **text cues** from the shared text layer: size and shape of the reply, workspace size, a number
+  limit in the rule set against the matching count in the reply, the rule's content words (split
+  by the ConText stage into negated and plain ones) found in the evidence;
+- **embedding similarities** (MiniLM through the semantic layer): rule vs each chunk of the
+  evidence (max, top-3 mean), the rule's negated part vs the evidence, rule vs task, condition vs
+  task, and the rule's own embedding (projected by PCA inside the fitted pipeline).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from toolkit import text as tx
+from toolkit.compliance._catalogue import CatalogueReading
+from toolkit.compliance._checks import View
+from toolkit.compliance._types import Evidence, Rule
+
+_STOP = frozenset("""a an the and or but if of to in on for with at by from as is are be been being it its this that
+these those i me my you your we our they them he she his her not no never do does did don't dont can could should
+would will shall may might must have has had just very so than then there here what which who when where why how
+all any each every some more most less least only also too please always want like make sure keep use""".split())
+_UNITS = {"word": "words", "sentence": "sentences", "line": "lines", "bullet": "bullets", "item": "bullets",
+          "point": "bullets", "paragraph": "paragraphs", "character": "chars", "emoji": "emoji"}
+_LIMIT_RE = re.compile(r"\b(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|"
+                       r"thirty|fifty|hundred)\s+(?:\w+\s+){0,2}?(words?|sentences?|lines?|bullets?|items?|points?|"
+                       r"paragraphs?|characters?|emojis?)\b", re.I)
+CUE_NAMES = (
+    "cat_violated", "cat_satisfied", "cat_unknown", "cat_not_applicable", "cat_second_look", "cat_judgeable",
+    "holding_reply", "cat_applicability_unknown",
+    "reply_words_log", "reply_sentences_log", "reply_bullets_log", "reply_code_blocks", "reply_headings",
+    "workspace_files_log", "reply_ends_with_question",
+    "rule_has_limit", "limit_ratio_log", "limit_exceeded",
+    "neg_terms_share_found", "neg_terms_any_found", "plain_terms_share_found", "rule_quotes_found",
+    "rule_has_condition", "rule_has_exception", "rule_words_log",
+)
+SIM_NAMES = ("sim_rule_chunk_max", "sim_rule_chunk_top3", "sim_neg_chunk_max", "sim_rule_task", "sim_cond_task",
+             "sim_rule_reply", "sim_neg_minus_plain")
+
+
+@dataclass(frozen=True)
+class PairInput:
+    """One (rule, evidence) pair with the catalogue's reading of it."""
+
+    rule: Rule
+    evidence: Evidence
+    reading: CatalogueReading
+    view: View
+    holding: bool
+
+
+def _content_stems(text: str) -> list[str]:
+    return [t.stem for t in tx.tokens(text) if t.text.lower() not in _STOP and len(t.text) > 2
+            and not t.text.isdigit()]
+
+
+def rule_parts(rule: Rule) -> tuple[str, str, list[str]]:
+    """The rule's main clause, the text under its NEGATION scopes, and its quoted terms."""
+    main, neg, quotes, _ = _parts(rule.text)
+    return main, neg, list(quotes)
+
+
+@lru_cache(maxsize=8192)
+def _parts(text: str) -> tuple[str, str, tuple[str, ...], bool]:
+    main, conds, _ = tx.split_rule(text)
+    neg = " ".join(text[m.start:m.scope_end] for m in tx.find_modifiers(text) if m.category == "NEGATION")
+    quotes = tuple(q for q in re.findall(r"[\"\u201c`']([^\"\u201d`']{2,40})[\"\u201d`']", text) if q.strip())
+    return main or text, neg, quotes, bool(conds)
+
+
+def chunks(ev: Evidence, view: View, *, max_words: int = 40, cap: int = 14) -> list[str]:
+    """The evidence as short chunks: reply sentences grouped to ~40 words, then one chunk per workspace file."""
+    out, cur = [], []
+    for s in view.sentences:
+        cur.append(s)
+        if sum(len(x.split()) for x in cur) >= max_words:
+            out.append(" ".join(cur))
+            cur = []
+    if cur:
+        out.append(" ".join(cur))
+    out = out[:cap]
+    for path, body in sorted((view.artifacts or {}).items())[:8]:
+        out.append(f"{path}: {body[:300]}")
+    return out or [ev.text()[:400] or "(empty)"]
+
+
+def _count(view: View, unit: str) -> int:
+    if unit == "words":
+        return len(tx.words(view.prose))
+    if unit == "sentences":
+        return len(view.sentences)
+    if unit == "lines":
+        return len(tx.nonempty_lines(view.reply))
+    if unit == "bullets":
+        return len(tx.bullet_lines(view.reply))
+    if unit == "paragraphs":
+        return len([p for p in re.split(r"\n\s*\n", view.reply) if p.strip()])
+    if unit == "chars":
+        return len(view.reply)
+    return len(tx.EMOJI_RE.findall(view.reply))
+
+
+def cue_features(p: PairInput) -> list[float]:
+    """The catalogue and text cues of one pair (order: :data:`CUE_NAMES`)."""
+    v, r, f = p.view, p.rule, p.reading.finding
+    main, neg, quotes = rule_parts(r)
+    hay = v.reply + "\n" + "\n".join((v.artifacts or {}).values())
+    hay_stems = {t.stem for t in tx.tokens(hay)}
+    neg_terms = set(_content_stems(neg))
+    plain_terms = set(_content_stems(main)) - neg_terms
+    has_limit, ratio, exceeded = 0.0, 0.0, 0.0
+    m = _LIMIT_RE.search(main)
+    if m:
+        n = tx.parse_number(m.group(1)) if not m.group(1).isdigit() else int(m.group(1))
+        unit = _UNITS.get(tx.stem(m.group(2).lower()).rstrip("s"), _UNITS.get(m.group(2).lower().rstrip("s")))
+        if n and unit:
+            c = _count(v, unit)
+            has_limit, ratio, exceeded = 1.0, math.log((c + 1) / (n + 1)), float(c > n)
+    return [
+        float(f.verdict == "violated"), float(f.verdict == "satisfied"), float(f.verdict == "unknown"),
+        float(f.verdict == "not_applicable"), float(p.reading.step == 4), float(p.reading.judgeable),
+        float(p.holding), float(p.reading.applicable is None),
+        math.log1p(len(tx.words(v.prose))), math.log1p(len(v.sentences)), math.log1p(len(tx.bullet_lines(v.reply))),
+        float(bool(tx.code_blocks(v.reply))), float(bool(tx.heading_lines(v.reply))),
+        math.log1p(len(v.artifacts or {})), float(v.reply.rstrip().endswith("?")),
+        has_limit, ratio, exceeded,
+        (len(neg_terms & hay_stems) / len(neg_terms)) if neg_terms else 0.0, float(bool(neg_terms & hay_stems)),
+        (len(plain_terms & hay_stems) / len(plain_terms)) if plain_terms else 0.0,
+        float(any(q.lower() in hay.lower() for q in quotes)),
+        float(bool(r.conditions) or _parts(r.text)[3]), float(bool(r.exceptions)),
+        math.log1p(len(tx.words(r.text))),
+    ]
+
+
+def build(pairs: Sequence[PairInput], embed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cue features, similarity features, rule embeddings) for many pairs, embedding each text once."""
+    texts: dict[str, int] = {}
+
+    def idx(t: str) -> int:
+        t = t.strip() or "(empty)"
+        if t not in texts:
+            texts[t] = len(texts)
+        return texts[t]
+
+    plan = []
+    for p in pairs:
+        main, neg, _ = rule_parts(p.rule)
+        cond = " ".join(p.rule.conditions) or " ".join(tx.split_rule(p.rule.text)[1])
+        ch = chunks(p.evidence, p.view)
+        plan.append((idx(p.rule.text), idx(neg) if neg else -1, idx(p.evidence.task or "(none)"),
+                     idx(cond) if cond else -1, [idx(c) for c in ch], idx(main)))
+    vecs = embed.embed(list(texts))
+    cues = np.array([cue_features(p) for p in pairs], dtype=np.float64).reshape(len(pairs), len(CUE_NAMES))
+    sims = np.zeros((len(pairs), len(SIM_NAMES)))
+    remb = np.zeros((len(pairs), vecs.shape[1]), np.float32)
+    for i, (ri, ni, ti, ci, chs, mi) in enumerate(plan):
+        C = vecs[chs]
+        s = C @ vecs[mi]
+        top = np.sort(s)[::-1]
+        sn = C @ vecs[ni] if ni >= 0 else np.zeros(len(chs))
+        sims[i] = [top[0], top[:3].mean(), sn.max() if ni >= 0 else 0.0, float(vecs[ri] @ vecs[ti]),
+                   float(vecs[ci] @ vecs[ti]) if ci >= 0 else 0.0, float(C.mean(0) @ vecs[mi]),
+                   (sn.max() - top[0]) if ni >= 0 else 0.0]
+        remb[i] = vecs[ri]
+    return cues, sims, remb
