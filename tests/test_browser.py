@@ -23,7 +23,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+        "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage"]  # small /dev/shm in containers crashes tabs
 TOKEN = "prefmem-browser-test"
 #: notebook -> (CSS selector of the control to move, how to move it)
 NOTEBOOKS = {"00_tour.ipynb": "select", "07_preference_drift.ipynb": "slider"}
@@ -58,6 +59,10 @@ def lab(tmp_path_factory):
         shutil.copy(ROOT / "notebooks" / name, work / "notebooks" / name)
     for shared in ("profiles", "fixtures"):  # what the notebooks read by relative path
         (work / shared).symlink_to(ROOT / shared, target_is_directory=True)
+    # render every cell (no windowing), so controls far down the notebook exist in the page
+    settings = work / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
@@ -146,14 +151,16 @@ def test_notebook_in_jupyterlab(browser, lab, name):
                                 .some(i => i.naturalWidth > 100)"""), "figures did not load"
         if NOTEBOOKS[name] == "select":
             control = page.locator(".jupyter-widgets select").last
-            control.wait_for(timeout=30_000)
+            control.wait_for(state="attached", timeout=60_000)
+            control.scroll_into_view_if_needed()
             before = _shown(page)
             options = control.locator("option").all_inner_texts()
             assert len(options) > 1
             control.select_option(label=options[-1])
         else:
             handle = page.locator(".jupyter-widgets .noUi-handle, .jupyter-widgets .slider-handle").first
-            handle.wait_for(timeout=30_000)
+            handle.wait_for(state="attached", timeout=60_000)
+            handle.scroll_into_view_if_needed()
             before = _shown(page)
             handle.focus()
             for _ in range(4):
