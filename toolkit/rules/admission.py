@@ -23,6 +23,9 @@ from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 from toolkit.records import AdmissionInput, AdmissionOutput, Message
 from toolkit.rules.classifier import dev_classifier
 from toolkit.rules.cues import Cues, parse_cues
+from toolkit.text import load_table
+
+_T = load_table("admission/signal")  # toolkit/resources/admission/signal.yaml
 
 Decision = Literal["persist", "task_local", "defer"]
 
@@ -45,42 +48,17 @@ REASONS: dict[str, str] = {
     "unknown": "unknown: the model's answer was malformed twice",
 }
 
-_SIGNAL = re.compile(
-    r"(?i)\b(?:please|don'?t|do not|never|always|stop|avoid|use|add|remove|keep|make sure|should|"
-    r"must|need(?:s)? to|instead|rather than|prefer|wrong|not|no|fix|run|write|put|change|"
-    r"rename|update|include|ask|delete|follow|want|like|hate|dislike|love|allergic|only|"
-    r"remember|again|why did you|ensure|let'?s|skip|leave|try|check|move|split|explain|give|"
-    r"respond|reply|answer|format|sort|pin|open|push|commit|mention|switch|swap|turn|cut|"
-    r"take|wrap|sign|go|be|is|are|i'?m|i am)\b"
-)
-_NON_SIGNAL = re.compile(
-    r"(?i)^\s*(?:thanks?(?: you)?|thank you|ok(?:ay)?|great|cool|nice|perfect|got it|sounds good|"
-    r"looks good|lgtm|yes|no|sure|done|hi|hello|hey)[\s.!]*$"
-)
+_SIGNAL = _T["signal"]
+_NON_SIGNAL = _T["non_signal"]
 # a polite request or suggestion voiced as a question still directs the agent
-_REQUEST_Q = re.compile(
-    r"(?i)^\W*(?:(?:hey|ok(?:ay)?|so|and|also|btw|please|pls)\b[\s,]*)*(?:(?:can|could|would|"
-    r"will)(?:n'?t)? (?:you|u|ya)|would you mind|mind|why (?:don'?t|not|won'?t) you|how about|"
-    r"what about|shall (?:we|you)|please)\b"
-)
+_REQUEST_Q = _T["request_q"]
 _QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 # a concrete artefact at hand: a file name, a line number, a named function call
-_CONCRETE = re.compile(
-    r"(?i)\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|md|cfg|toml|ya?ml|json|sh|"
-    r"c|h|cpp|sql|txt|ini|lock)\b|\bline \d+\b|\b\w+\(\)"
-)
-_ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
-_CONTENT_STOP = frozenset(
-    "do doing did don't dont that this it those these them again the a an same please so you "
-    "your me i not no never always stop just thing things way like".split()
-)
-_REJECT = re.compile(
-    r"(?i)\b(?:instead of|rather than|not|don'?t|do not|never|avoid|no more|stop|without)\s+"
-    r"([^,.;:!?]+)"
-)
-_ACCEPT = re.compile(
-    r"(?i)([^,.;:!?]+?)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|acceptable|allowed|alright|good)\b"
-)
+_CONCRETE = _T["concrete"]
+_ANAPHORA = _T["anaphora"]
+_CONTENT_STOP = _T["content_stop"]
+_REJECT = _T["reject"]
+_ACCEPT = _T["accept"]
 
 
 @dataclass(frozen=True)

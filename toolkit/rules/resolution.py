@@ -48,6 +48,9 @@ from toolkit.rules.resolution_cues import (
     words,
 )
 from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
+from toolkit.text import load_table
+
+_T = load_table("resolution/updates")  # toolkit/resources/resolution/updates.yaml
 
 Op = Literal["reuse", "revise", "replace", "add", "retract"]
 OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
@@ -172,7 +175,7 @@ def _agrees(a: str, b: str) -> bool:
     return bool(same - literal)
 
 
-_TRIGGER = re.compile(r"\b(before|after|when|whenever|while|once|if)\s+\w+ing\b[^,.;:]*", re.I)
+_TRIGGER = _T["trigger"]
 
 
 def _other_trigger(cues: SegmentCues, rule: Rule) -> bool:
@@ -212,13 +215,7 @@ def _rejected_in_rule(text: str, rule: Rule) -> bool:
     return False
 
 
-_REJECTED = re.compile(
-    r"\b(?:instead of|rather than|in place of|not|no more|stop using|stop|"
-    r"switch(?:ed|ing)? (?:away )?from|moved? (?:away )?from|over|replace|remove|avoid|"
-    r"eliminate|get rid of|never use|never)\s+(?:the |a |an |using |all |"
-    r"with |any )?(?P<old>[\w.+#-]+(?: [\w.+#-]+)?)",
-    re.I,
-)
+_REJECTED = _T["rejected"]
 
 
 def _negation_hits(text: str, rule: Rule, cues: SegmentCues) -> bool:
@@ -342,11 +339,7 @@ def _match_scores(
     return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
 
 
-_POSITIVE_SWITCH = re.compile(
-    r"^\s*(use|go with|switch to|prefer|go back to)\b|"
-    r"\b(go back to|switch back to|use \S+ again)\b",
-    re.I,
-)
+_POSITIVE_SWITCH = _T["positive_switch"]
 
 
 def _is_referential(cues: SegmentCues) -> bool:
@@ -355,21 +348,11 @@ def _is_referential(cues: SegmentCues) -> bool:
     )
 
 
-_ONLY = re.compile(
-    r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I
-)
+_ONLY = _T["only"]
 
 
-_CEASE = re.compile(
-    r"^\s*(?:(?:please|ok|okay|so|and|also|but|oh),?\s+)*(?:stop|quit|cease|no more|"
-    r"enough with|enough of|ditch|drop)\s+(?!worrying\b|being\b|the rule\b)(?P<what>[^,;.!?]+)",
-    re.I,
-)
-_ALTERNATIVE = re.compile(
-    r"\b(instead|rather than|in place of|switch|swap|replace|go with|prefer|"
-    r"use \w+|(from now on|going forward),? (use|write|put|do))\b",
-    re.I,
-)
+_CEASE = _T["cease"]
+_ALTERNATIVE = _T["alternative"]
 
 
 def _ceases(cues: SegmentCues, rule: Rule) -> bool:
@@ -424,7 +407,7 @@ def _differs(cues: SegmentCues, rule: Rule) -> bool:
     return len(fresh_c) >= 2 and len(fresh_r) >= 1
 
 
-_REMARK = re.compile(r"^\s*(nobody|no one|no-one|everybody|everyone|people)\b", re.I)
+_REMARK = _T["remark"]
 
 
 def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:

@@ -6,8 +6,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from toolkit.simuser import lexicons as lx
 from toolkit import text as tx
+from toolkit.simuser import lexicons as lx
 from toolkit.simuser.checks import Check, Finding, View
 
 #: words that name a kind of file or language, with the file endings and words that show it

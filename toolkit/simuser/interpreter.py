@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from toolkit import text as tx
 from toolkit.profiles import Check as CheckSpec
 from toolkit.profiles import Preference
 from toolkit.simuser import kinds
 from toolkit.simuser import lexicons as lx
-from toolkit import text as tx
 from toolkit.simuser.checks import (
     ActionRule,
     Check,

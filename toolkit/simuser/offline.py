@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
+from toolkit import text as tx
 from toolkit.profiles import Profile
 from toolkit.simuser import kinds
-from toolkit import text as tx
 from toolkit.simuser.checks import (
     Finding,
     Headings,

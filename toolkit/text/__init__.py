@@ -5,6 +5,7 @@ this module instead of its own tokenizer, stemmer or negation list.
 Modules behind this surface are private (`_tokens.py`, ...); import from `toolkit.text`.
 """
 
+from toolkit.text._tables import Entry, Table, load_table, table_names  # noqa: F401
 from toolkit.text._tokens import *  # noqa: F403
 from toolkit.text._tokens import (  # noqa: F401
     Token,
