@@ -1,12 +1,16 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests (no mocking of the client).
 
 Script replies with ``server.script([...])`` (consumed in order) or answer every request
-with ``server.handler = fn(request_json) -> Reply``.
+with ``server.handler = fn(request_json) -> Reply``. ``/v1/embeddings`` requests that nothing
+scripted answer with :func:`embedding_reply` (a deterministic vector per input text, of the
+requested ``dimensions`` or 8).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -36,9 +40,30 @@ class Reply:
         }
 
 
+def fake_vector(text: str, dim: int = 8) -> list[float]:
+    """A deterministic, not normalised vector for ``text`` (from its sha256)."""
+    raw = hashlib.sha256(text.encode()).digest() * (1 + dim // 8)
+    return [struct.unpack(">h", raw[2 * i:2 * i + 2])[0] / 1000.0 for i in range(dim)]
+
+
+def embedding_reply(req: dict) -> Reply:
+    """What an OpenAI-compatible server answers to ``POST /v1/embeddings``."""
+    texts = req.get("input")
+    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    dim = int(req.get("dimensions") or 8)
+    return Reply(body={
+        "object": "list", "model": req.get("model", "test"),
+        "data": [{"object": "embedding", "index": i, "embedding": fake_vector(t, dim)}
+                 for i, t in enumerate(texts)],
+        "usage": {"prompt_tokens": sum(len(t.split()) for t in texts),
+                  "total_tokens": sum(len(t.split()) for t in texts)},
+    })
+
+
 class FakeLLMServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self._script: list[Reply] = []
         self.handler: Callable[[dict], Reply] | None = None
@@ -58,11 +83,14 @@ class FakeLLMServer:
                 req = json.loads(self.rfile.read(n) or b"{}")
                 with outer._lock:
                     outer.requests.append(req)
+                    outer.paths.append(self.path)
                     outer.headers.append(dict(self.headers))
                     outer.active += 1
                     outer.max_active = max(outer.max_active, outer.active)
                     reply = outer._script.pop(0) if outer._script else None
                 try:
+                    if reply is None and self.path.rstrip("/").endswith("/embeddings"):
+                        reply = embedding_reply(req)
                     if reply is None:
                         reply = outer.handler(req) if outer.handler else Reply(status=500, body={"error": "no reply scripted"})
                     if reply.delay:

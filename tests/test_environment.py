@@ -10,7 +10,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # conda-forge names that differ from PyPI's
-CONDA_NAMES = {"dask[distributed]": ["dask", "distributed"], "llama-cpp-python[server]": ["llama-cpp-python"]}
+CONDA_NAMES = {"dask[distributed]": ["dask", "distributed"], "llama-cpp-python[server]": ["llama-cpp-python"],
+               "torch": ["pytorch-cpu"]}
 
 
 def _split(req: str) -> tuple[str, str]:

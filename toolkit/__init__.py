@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     # gateway
     "Gateway": "toolkit.llm", "ChatModel": "toolkit.llm", "StructuredRequest": "toolkit.llm",
     "Outcome": "toolkit.llm", "parse_model": "toolkit.llm", "load_prompt": "toolkit.llm",
+    "get_embedder": "toolkit.llm",
     # runs and results
     "RunContext": "toolkit.runs", "Result": "toolkit.diagnostics.result",
     "reproduce": "toolkit.api", "compare_rows": "toolkit.diagnostics.result",

@@ -110,6 +110,49 @@ class ResponseCache:
             conn.execute("ROLLBACK")
             raise
 
+    def get_many(self, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Valid stored values for ``keys`` (misses and corrupt entries are left out)."""
+        out: dict[str, dict[str, Any]] = {}
+        conn = self._conn()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            try:
+                rows = conn.execute(
+                    f"SELECT key, value, checksum FROM responses WHERE key IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+            except sqlite3.DatabaseError:
+                continue
+            for key, value, checksum in rows:
+                if not isinstance(value, str) or hashlib.sha256(value.encode()).hexdigest() != checksum:
+                    continue
+                try:
+                    obj = json.loads(value)
+                except (json.JSONDecodeError, TypeError):
+                    continue
+                if isinstance(obj, dict):
+                    out[key] = obj
+        return out
+
+    def put_many(self, items: dict[str, dict[str, Any]]) -> None:
+        """Store many values in one transaction (all or nothing)."""
+        if not items:
+            return
+        rows = []
+        for key, value in items.items():
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+            rows.append((key, text, hashlib.sha256(text.encode()).hexdigest()))
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO responses (key, value, checksum) VALUES (?, ?, ?)", rows
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 

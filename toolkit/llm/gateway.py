@@ -16,7 +16,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -29,6 +29,7 @@ from toolkit.llm.ledger import UsageLedger
 from toolkit.llm.models import ModelSpec, parse_model
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 
@@ -351,58 +352,61 @@ class ChatModel:
         return Outcome("unknown", error=error, cached=False, attempts=2, id=req.id)
 
     async def _complete(self, client, messages: list[dict], params: dict) -> tuple[str | None, tuple[int, int]]:
-        """One logical request with the retry layer: backoff, jitter, Retry-After, deadline."""
-        import openai
-
-        g = self.gateway
-        last: str = ""
-        for attempt in range(g.max_attempts):
-            left = g.deadline_left()
-            if left is not None and left <= 0:
-                raise DeadlineExceeded(f"run deadline passed before a call to {self.spec.string}")
-            timeout = g.attempt_timeout if left is None else min(g.attempt_timeout, left)
-            wait: float | None = None
-            try:
-                resp = await asyncio.wait_for(
-                    client.chat.completions.create(
-                        model=self.spec.name, messages=messages, timeout=timeout, **params
-                    ),
-                    timeout=timeout + 1.0,
-                )
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                msg = _redact(str(exc), self.spec.api_key)
-                if status not in RETRY_STATUS:
-                    hint = ""
-                    if status in (401, 403):
-                        hint = f" (check {self.spec.key_env or 'the API key'})"
-                    raise LLMError(
-                        f"{self.spec.string} at {self.spec.public_base_url}: HTTP {status}{hint}: {msg[:300]}"
-                    ) from None
-                last = f"HTTP {status}"
-                wait = retry_after_seconds(getattr(exc.response, "headers", None))
-                if wait is not None:
-                    wait = min(wait, g.retry_after_cap)
-            except (openai.APITimeoutError, TimeoutError):
-                last = f"timed out after {timeout:.1f}s"
-            except openai.APIConnectionError as exc:
-                last = f"connection error: {_redact(str(exc), self.spec.api_key)[:200]}"
-            else:
-                choices = getattr(resp, "choices", None)
-                if not choices:
-                    return None, _usage(resp)
-                return choices[0].message.content, _usage(resp)
-            if attempt + 1 < g.max_attempts:
-                delay = wait if wait is not None else g.backoff(attempt)
-                left = g.deadline_left()
-                if left is not None and delay >= left:
-                    raise DeadlineExceeded(
-                        f"run deadline would pass while waiting to retry {self.spec.string} ({last})"
-                    )
-                await asyncio.sleep(delay)
-        raise LLMError(
-            f"{self.spec.string} at {self.spec.public_base_url}: gave up after {g.max_attempts} attempts ({last})"
+        """One logical chat request through the retry layer."""
+        resp = await with_retries(
+            self.spec, self.gateway,
+            lambda timeout: client.chat.completions.create(
+                model=self.spec.name, messages=messages, timeout=timeout, **params),
         )
+        choices = getattr(resp, "choices", None)
+        if not choices:
+            return None, _usage(resp)
+        return choices[0].message.content, _usage(resp)
+
+
+async def with_retries(spec: ModelSpec, g: Gateway, send: Callable[[float], Awaitable[R]]) -> R:
+    """The one retry layer for any request (chat or embeddings): backoff with jitter,
+    Retry-After, per-attempt timeout and the run deadline. ``send(timeout)`` makes one attempt."""
+    import openai
+
+    last: str = ""
+    for attempt in range(g.max_attempts):
+        left = g.deadline_left()
+        if left is not None and left <= 0:
+            raise DeadlineExceeded(f"run deadline passed before a call to {spec.string}")
+        timeout = g.attempt_timeout if left is None else min(g.attempt_timeout, left)
+        wait: float | None = None
+        try:
+            return await asyncio.wait_for(send(timeout), timeout=timeout + 1.0)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            msg = _redact(str(exc), spec.api_key)
+            if status not in RETRY_STATUS:
+                hint = ""
+                if status in (401, 403):
+                    hint = f" (check {spec.key_env or 'the API key'})"
+                raise LLMError(
+                    f"{spec.string} at {spec.public_base_url}: HTTP {status}{hint}: {msg[:300]}"
+                ) from None
+            last = f"HTTP {status}"
+            wait = retry_after_seconds(getattr(exc.response, "headers", None))
+            if wait is not None:
+                wait = min(wait, g.retry_after_cap)
+        except (openai.APITimeoutError, TimeoutError):
+            last = f"timed out after {timeout:.1f}s"
+        except openai.APIConnectionError as exc:
+            last = f"connection error: {_redact(str(exc), spec.api_key)[:200]}"
+        if attempt + 1 < g.max_attempts:
+            delay = wait if wait is not None else g.backoff(attempt)
+            left = g.deadline_left()
+            if left is not None and delay >= left:
+                raise DeadlineExceeded(
+                    f"run deadline would pass while waiting to retry {spec.string} ({last})"
+                )
+            await asyncio.sleep(delay)
+    raise LLMError(
+        f"{spec.string} at {spec.public_base_url}: gave up after {g.max_attempts} attempts ({last})"
+    )
 
 
 def _usage(resp: Any) -> tuple[int, int]:

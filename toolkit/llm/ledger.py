@@ -39,15 +39,17 @@ class UsageLedger:
         tokens_in: int = 0,
         tokens_out: int = 0,
         unknown: bool = False,
+        n: int = 1,
     ) -> None:
+        """Count ``n`` calls (an embedding call is one text) served from the cache or live."""
         with self._lock:
             r = self._row(model, role)
-            r.calls += 1
+            r.calls += n
             r.requests += requests
             if cached:
-                r.cache_hits += 1
+                r.cache_hits += n
             else:
-                r.live_calls += 1
+                r.live_calls += n
                 r.tokens_in += tokens_in
                 r.tokens_out += tokens_out
             if unknown:

@@ -1,0 +1,174 @@
+"""Embedders through the gateway: OpenAI-compatible /v1/embeddings on a local server (real
+openai client), the packaged MiniLM (reference vectors, sha256 check), TF-IDF, lazy torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llm_server import Reply, fake_vector
+
+from toolkit.errors import UsageError
+from toolkit.llm import (
+    CacheMissError,
+    EmbedderError,
+    Gateway,
+    LLMError,
+    TfidfEmbedder,
+    get_embedder,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "openai-api/local/embed-test"
+TEXTS = ["Keep replies short.", "Use metric units.", "Keep replies short."]
+
+
+def gw(tmp_path, **kw) -> Gateway:
+    kw.setdefault("backoff_base", 0.01)
+    return Gateway(cache_dir=str(tmp_path / "cache"), **kw)
+
+
+def _unit(v: list[float]) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+def test_import_toolkit_does_not_import_torch():
+    code = ("import sys, toolkit, toolkit.llm, toolkit.cli\n"
+            "from toolkit.llm import get_embedder\n"
+            "e = get_embedder('minilm'); toolkit.cli.build_parser()\n"
+            "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
+    assert out.stdout.strip() == "", f"imported at import time: {out.stdout.strip()}"
+
+
+def test_openai_embeddings_are_unit_float32_and_cached(llm_env, tmp_path):
+    g = gw(tmp_path)
+    emb = get_embedder(MODEL, g)
+    v = emb.embed(TEXTS)
+    assert v.dtype == np.float32 and v.shape == (3, 8)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(v[0], _unit(fake_vector(TEXTS[0])), rtol=1e-6)
+    assert (v[0] == v[2]).all()
+    assert llm_env.paths == ["/v1/embeddings"]
+    body = llm_env.requests[0]
+    assert body["model"] == "embed-test" and body["input"] == TEXTS[:2]  # duplicates sent once
+    # cache hit: a new embedder on the same cache sends nothing and returns the same bits
+    g2 = gw(tmp_path)
+    again = get_embedder(MODEL, g2).embed(TEXTS)
+    assert len(llm_env.requests) == 1 and again.tobytes() == v.tobytes()
+    (row,) = g2.ledger.rows()
+    assert (row["live_calls"], row["cache_hits"], row["role"]) == (0, 2, "embedding")
+    (row,) = g.ledger.rows()
+    assert (row["live_calls"], row["cache_hits"], row["requests"]) == (2, 0, 1)
+    assert row["tokens_in"] == 6
+
+
+def test_dimensions_are_sent_and_part_of_the_key(llm_env, tmp_path):
+    g = gw(tmp_path)
+    a = get_embedder(MODEL, g, dimensions=4).embed(["Use metric units."])
+    b = get_embedder(MODEL, g).embed(["Use metric units."])
+    assert a.shape == (1, 4) and b.shape == (1, 8)
+    assert [r.get("dimensions") for r in llm_env.requests] == [4, None]
+
+
+def test_replay_miss_names_the_call_and_sends_nothing(llm_env, tmp_path):
+    g = gw(tmp_path)
+    get_embedder(MODEL, g).embed(["Use metric units."])
+    n = len(llm_env.requests)
+    rg = gw(tmp_path, cache_mode="replay")
+    assert get_embedder(MODEL, rg).embed(["Use metric units."]).shape == (1, 8)
+    with pytest.raises(CacheMissError, match=r"openai-api/local/embed-test.*1 of 2.*'Delete temp"):
+        get_embedder(MODEL, rg).embed(["Use metric units.", "Delete temporary files."])
+    assert len(llm_env.requests) == n
+
+
+def test_retry_on_429_then_ok(llm_env, tmp_path):
+    llm_env.script([Reply(status=429, body={"error": {"message": "slow down"}},
+                          headers={"retry-after": "0"})])
+    v = get_embedder(MODEL, gw(tmp_path)).embed(["Use metric units."])
+    assert v.shape == (1, 8) and len(llm_env.requests) == 2
+
+
+def test_client_error_is_not_retried(llm_env, tmp_path):
+    llm_env.script([Reply(status=400, body={"error": {"message": "bad model"}})])
+    with pytest.raises(LLMError, match="HTTP 400"):
+        get_embedder(MODEL, gw(tmp_path)).embed(["Use metric units."])
+    assert len(llm_env.requests) == 1
+
+
+def test_wrong_number_of_vectors_is_an_error_and_not_cached(llm_env, tmp_path):
+    llm_env.script([Reply(body={"object": "list", "data": [], "usage": {"prompt_tokens": 0,
+                                                                         "total_tokens": 0}})])
+    g = gw(tmp_path)
+    with pytest.raises(LLMError, match="0 embeddings for 1 texts"):
+        get_embedder(MODEL, g).embed(["Use metric units."])
+    assert len(g.cache) == 0
+
+
+def test_api_key_never_stored_or_keyed(llm_env, tmp_path, monkeypatch):
+    g = gw(tmp_path)
+    get_embedder(MODEL, g).embed(TEXTS)
+    assert llm_env.headers[0]["authorization"] == "Bearer sk-test-SENTINEL"
+    monkeypatch.setenv("LOCAL_API_KEY", "sk-other-key")
+    get_embedder(MODEL, gw(tmp_path)).embed(TEXTS)
+    assert len(llm_env.requests) == 1  # another key, same cache entries
+    for f in (tmp_path / "cache").iterdir():
+        assert b"SENTINEL" not in f.read_bytes()
+    assert "SENTINEL" not in repr(get_embedder(MODEL, g))
+
+
+def test_base_url_credentials_are_not_in_the_key(llm_env, tmp_path, monkeypatch):
+    url = llm_env.base_url.replace("http://", "http://user:pw@")
+    monkeypatch.setenv("LOCAL_BASE_URL", url + "?api-key=sk-in-url-123456")
+    emb = get_embedder(MODEL, gw(tmp_path))
+    assert emb.base_url == llm_env.base_url and "pw" not in repr(emb)
+
+
+def test_unknown_embedder_strings():
+    for bad in ("bert", "minilm/x", "tfidf/2", "", "nope/x"):
+        with pytest.raises(UsageError):
+            get_embedder(bad)
+
+
+def test_tfidf_is_explicit_and_fit_on_a_named_corpus():
+    emb = get_embedder("tfidf")
+    assert isinstance(emb, TfidfEmbedder) and emb.name == "tfidf"
+    corpus = ["keep replies short", "use metric units", "delete temporary files"]
+    v = emb.fit(corpus).embed(["short replies please", "units", "zebra"])
+    assert v.dtype == np.float32 and v.shape[1] == emb.dim
+    np.testing.assert_allclose(np.linalg.norm(v[:2], axis=1), 1.0, rtol=1e-6)
+    assert not v[2].any()  # no known term: a zero row, not a made-up vector
+    unfit = get_embedder("tfidf").embed(["a cat", "a dog", "the cat"])
+    assert unfit[0] @ unfit[2] > 0.5 and unfit[0] @ unfit[1] == 0
+
+
+def test_minilm_matches_reference_vectors(tmp_path):
+    ref = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())
+    g = gw(tmp_path)
+    v = get_embedder("minilm", g).embed(ref["sentences"])
+    assert v.dtype == np.float32 and v.shape == (len(ref["sentences"]), 384)
+    np.testing.assert_allclose(v, np.asarray(ref["vectors"], dtype=np.float32), atol=1e-5)
+    # a second run reads every vector back bitwise and computes nothing
+    g2 = gw(tmp_path)
+    again = get_embedder("minilm", g2).embed(ref["sentences"][::-1])
+    assert again.tobytes() == v[::-1].tobytes()
+    (row,) = g2.ledger.rows()
+    assert row["live_calls"] == 0 and row["cache_hits"] == len(ref["sentences"])
+    blank = get_embedder("minilm", g2).embed(["", "  "])
+    assert blank.shape == (2, 384) and not blank.any()
+
+
+def test_minilm_weights_with_another_sha256_are_refused(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"not the model")
+    emb = get_embedder("minilm", gw(tmp_path), model_dir=str(folder))
+    with pytest.raises(EmbedderError, match=r"model\.safetensors: sha256 .* differs"):
+        emb.embed(["Use metric units."])

