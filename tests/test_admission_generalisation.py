@@ -75,7 +75,6 @@ def test_descriptive_always_never_and_artefact_scope_are_not_rules() -> None:
     assert _dec("The parser you wrote never handles tabs - fix it.")[0] != "persist"
     assert _dec("It always crashes on empty input, please fix.")[0] != "persist"
     assert _dec("Always prefer list comprehensions in this function.")[0] != "persist"
-    assert _dec("From now on, in this module, keep functions pure.")[0] == "persist"
     assert not parse_cues("The always-on flag is confusing, rename it.").lasting
 
 

@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 from toolkit.records import AdmissionInput, AdmissionOutput, Message
-from toolkit.rules.classifier import dev_classifier
 from toolkit.rules.cues import Cues, parse_cues
 from toolkit.text import load_table
 
@@ -44,6 +43,9 @@ REASONS: dict[str, str] = {
     "vague": "defer: activation left vague",
     "no_behavior": "defer: no reusable behaviour could be identified",
     "undetermined": "defer: persistence or scope could not be determined",
+    "model": "decided by the learned admitter (sentence vector + cue features)",
+    "below_operating_point": "defer: P(persist) below the operating point (at most 1 in 50 "
+    "non-lasting instructions persisted on development folds)",
     "llm": "decided by the model",
     "unknown": "unknown: the model's answer was malformed twice",
 }
@@ -186,48 +188,44 @@ def allowed_decisions(cues: Cues, signal: bool, text: str = "") -> tuple[tuple[D
 
 
 def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[Admission]:
-    """Offline admission: cue grammar + clause parsing + the dev-set classifier, per message."""
+    """Offline admission: the learned admitter (:mod:`toolkit.rules.admission_model`) decides
+    persist / task_local / defer, the scope and the conditional flag; the cue grammar supplies
+    the behaviour, activation and exact quotes."""
     if not records:
         return []
-    clf = dev_classifier(seed)
-    proba = clf.predict_proba([r.text for r in records])
-    classes = [str(c) for c in clf.classes_]
-    out: list[Admission] = []
-    for rec, p in zip(records, proba, strict=True):
-        out.append(
-            _decide(rec, parse_cues(rec.text), dict(zip(classes, map(float, p), strict=True)))
-        )
-    return out
+    from toolkit.rules.admission_model import Features, fitted_admitter
+
+    fit = fitted_admitter(seed)
+    X = Features.of([r.text for r in records], fit.model.embedder)
+    decided = fit.model.decide(X)
+    p_project = fit.model.scope_proba(X)
+    p_cond = fit.model.conditional_proba(X)
+    return [
+        _decide(rec, parse_cues(rec.text), d, float(pp), float(pc))
+        for rec, d, pp, pc in zip(records, decided, p_project, p_cond, strict=True)
+    ]
 
 
-def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admission:
-    """Combine the grammar's permitted set with the classifier's probabilities."""
+def _decide(rec: AdmissionInput, cues: Cues, decided: tuple[str, str, dict[str, float]],
+            p_project: float, p_conditional: float) -> Admission:
+    """One reading: the model's decision and heads, the grammar's spans."""
+    decision, reason, probs = decided
     signal = detect_signal(rec.text)
-    allowed, reason = allowed_decisions(cues, signal, rec.text)
-    decision: Decision = max(allowed, key=lambda d: (probs.get(d, 0.0), -allowed.index(d)))
-    if decision != allowed[0] and len(allowed) > 1:
-        reason = "undetermined" if decision == "defer" else reason
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
     quotes = tuple(q for q in cues.quotes if q and q in rec.text)
-    grounded = (
-        any(
-            s.kind in {"lasting", "friction", "project", "preference", "retraction", "global"}
-            for s in cues.spans
-        )
-        or cues.generic_condition
-    ) and cues.behavior_quote is not None
+    if not signal:
+        decision, reason = "task_local", "no_signal"
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
         decision, reason = "defer", "no_behavior"
-    if decision == "persist" and not grounded:
-        decision, reason = "defer", "undetermined"
     persist = decision == "persist"
+    conditional = persist and p_conditional >= 0.5
     return Admission(
         id=rec.id,
-        decision=decision,
-        scope=(cues.scope or "global") if persist else None,
-        conditional=persist and cues.condition is not None,
-        activation=cues.condition if persist else None,
+        decision=decision,  # type: ignore[arg-type]
+        scope=("project" if p_project >= 0.5 else "global") if persist else None,
+        conditional=conditional,
+        activation=cues.condition if conditional else None,
         behavior=behavior,
         quotes=quotes,
         exceptions=(cues.exception,) if cues.exception else (),
@@ -237,7 +235,8 @@ def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admissi
         signal=signal,
         reason=reason,
         method="offline",
-        probabilities={k: round(v, 6) for k, v in sorted(probs.items())},
+        probabilities={k: round(v, 6) for k, v in sorted(probs.items())}
+        | {"project": round(p_project, 6), "conditional": round(p_conditional, 6)},
     )
 
 
