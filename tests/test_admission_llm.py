@@ -56,7 +56,11 @@ def test_llm_method_prompt_request_and_checked_outcome(llm_env, tmp_path: Path) 
     assert d.decision == "task_local" and d.scope is None
     out = admit_records(recs, model)
     assert [o.id for o in out] == ["a", "b", "c", "d"]
-    assert out[3].scope is None and out[2].decision == "defer"
+    # an unknown answer is written as unknown with every answer field null, never as defer
+    assert out[3].scope is None and out[2].status == "unknown" and out[2].decision is None
+    assert out[2].model_dump(mode="json") == {
+        "id": "c", "status": "unknown", "decision": None, "scope": None, "conditional": False,
+        "activation": None, "behavior": None, "quotes": []}
 
 
 def test_diagnostic_counts_llm_unknowns_apart(llm_env, tmp_path: Path) -> None:
@@ -71,6 +75,10 @@ def test_diagnostic_counts_llm_unknowns_apart(llm_env, tmp_path: Path) -> None:
     res = run(ctx)
     t12 = res.tables["table12"].set_index("model")
     assert t12.loc[MODEL, "unknown"] == 192
-    assert t12.loc[MODEL, "structural"] == "0/0"
+    # fixed denominators: 192 unknowns are 0 of 192 (never 0/0 or a rate over answered items)
+    assert t12.loc[MODEL, "structural"] == "0/192"
+    t11 = res.tables["table11"] if "table11" in res.tables else None
+    if t11 is not None and "model" not in t11.columns:
+        assert (t11["unknown"] >= 0).all()
     assert t12.loc["offline", "unknown"] == 0
     assert f"confusion_{MODEL.replace('/', '_').replace('-', '_')}" in res.figures

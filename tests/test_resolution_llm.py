@@ -122,6 +122,10 @@ def test_diagnostic_runs_with_an_llm_and_counts_unknowns(llm_env, tmp_path: Path
     head = res.tables["resolution"]
     llm = head[head["model"] == MODEL].set_index("metric")
     assert llm.loc["decision accuracy", "unknown"] == 1  # ho-09 "Be detailed this time."
-    assert llm.loc["decision accuracy", "n"] == 17  # unknowns are not scored
+    # the denominator is every case: the unknown is its own column, never scored right or wrong
+    assert llm.loc["decision accuracy", "n"] == 18
+    k = int(llm.loc["decision accuracy", "correct"].split("/")[0])
+    assert llm.loc["decision accuracy", "ours"] == k / 18
+    assert llm.loc["decision accuracy", "answered_rate"] == k / 17
     assert ctx.prompts.get("resolution") == load_prompt("resolution").version
     assert set(res.tables["resolution_longrun_summary"]["model"]) == {"offline", MODEL, "-"}

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     # runs and results
     "RunContext": "toolkit.runs", "Result": "toolkit.diagnostics.result",
     "reproduce": "toolkit.api", "compare_rows": "toolkit.diagnostics.result",
+    "reading": "toolkit.claims", "Claim": "toolkit.claims",
     # data
     "Profile": "toolkit.profiles", "Preference": "toolkit.profiles",
     "load_profile": "toolkit.profiles", "load_profiles": "toolkit.profiles",

@@ -14,6 +14,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: the outcome of a model role on one item: ``unknown`` is a third outcome (DESIGN §3), never a
+#: default answer; on ``unknown`` the record's answer fields are null.
+Status = Literal["ok", "unknown"]
+
+
+class _Output(_Strict):
+    """Base of every output record; each declares ``status: Status = "ok"`` after its ``id``
+    (optional when read, so older files stay valid; always written)."""
+
+
 class Message(_Strict):
     role: str = Field(min_length=1)
     content: str
@@ -28,11 +38,12 @@ class AdmissionInput(_Strict):
     context: list[Message] | None = None
 
 
-class AdmissionOutput(_Strict):
-    """The learner's decision on one message."""
+class AdmissionOutput(_Output):
+    """The learner's decision on one message (``decision`` null exactly when status is unknown)."""
 
     id: str
-    decision: Literal["persist", "task_local", "defer"]
+    status: Status = "ok"
+    decision: Literal["persist", "task_local", "defer"] | None
     scope: Literal["global", "project"] | None = None
     conditional: bool = False
     activation: str | None = None
@@ -41,6 +52,14 @@ class AdmissionOutput(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> AdmissionOutput:
+        if self.status == "unknown":
+            if self.decision is not None or self.scope is not None or self.activation is not None \
+                    or self.behavior is not None or self.conditional or self.quotes:
+                raise ValueError("an unknown admission carries no decision, scope, activation, "
+                                 "behavior, condition or quotes")
+            return self
+        if self.decision is None:
+            raise ValueError("decision is null only when status is unknown")
         if self.decision != "persist" and (self.scope is not None or self.activation is not None):
             raise ValueError("scope and activation must be null unless the decision is persist")
         if self.decision == "persist" and self.scope is None:
@@ -85,9 +104,18 @@ class Update(_Strict):
     target: str | None = None
 
 
-class ResolutionOutput(_Strict):
+class ResolutionOutput(_Output):
+    """Library updates for one correction (``updates`` null exactly when status is unknown)."""
+
     id: str
-    updates: list[Update] = Field(default_factory=list)
+    status: Status = "ok"
+    updates: list[Update] | None = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ResolutionOutput:
+        if (self.status == "unknown") != (self.updates is None):
+            raise ValueError("updates are null exactly when status is unknown")
+        return self
 
 
 # -- fidelity --------------------------------------------------------------------------
@@ -113,13 +141,22 @@ class AnnotatedPoint(_Strict):
 
 # -- gating ----------------------------------------------------------------------------
 class Fact(_Strict):
-    """A candidate memory fact and the later sessions in which it was retrieved and used."""
+    """A candidate memory fact and the later sessions in which it was retrieved and used.
+
+    Optional (added) fields: ``hit_turns``, parallel to ``hits``, counts the user turns of each
+    hit session that retrieved and verified the fact (the memory-gating paper's H is a set of
+    (fact, user turn) pairs; absent: one turn per hit session); ``status`` is ``unknown`` when
+    the labelling pipeline could not judge at least one of the fact's retrieved pairs, so its
+    ``hits`` are a lower bound.
+    """
 
     user: str = Field(min_length=1)
     fact_id: str = Field(min_length=1)
     session: int = Field(ge=0)
     text: str
     hits: list[int] = Field(default_factory=list)
+    hit_turns: list[int] | None = None
+    status: Status = "ok"
 
     @model_validator(mode="after")
     def _hits_later(self) -> Fact:
@@ -127,7 +164,14 @@ class Fact(_Strict):
             raise ValueError("hits must be sessions after the fact's own session")
         if self.hits != sorted(set(self.hits)):
             raise ValueError("hits must be sorted and unique")
+        if self.hit_turns is not None and (
+                len(self.hit_turns) != len(self.hits) or any(c < 1 for c in self.hit_turns)):
+            raise ValueError("hit_turns must give a count >= 1 for each hit session")
         return self
+
+    def pair_counts(self) -> list[int]:
+        """(fact, user turn) pairs per hit session (1 each when ``hit_turns`` is absent)."""
+        return list(self.hit_turns) if self.hit_turns is not None else [1] * len(self.hits)
 
 
 # -- drift -----------------------------------------------------------------------------
@@ -141,13 +185,25 @@ class DriftInput(_Strict):
     turns: list[Turn] = Field(min_length=1)
 
 
-class DriftOutput(_Strict):
+class DriftOutput(_Output):
+    """One tracked turn; on unknown (the turn could not be read) no vector, score or flag."""
+
     id: str
     turn: int = Field(ge=1)
-    vector: dict[str, float | dict[str, float]]
-    score: dict[str, float]
-    changed: list[str]
-    prompt: str
+    status: Status = "ok"
+    vector: dict[str, float | dict[str, float]] | None
+    score: dict[str, float] | None
+    changed: list[str] | None
+    prompt: str | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DriftOutput:
+        answers = (self.vector, self.score, self.changed)
+        if self.status == "unknown" and any(a is not None for a in answers):
+            raise ValueError("an unknown turn carries no vector, score or changed flags")
+        if self.status == "ok" and any(a is None for a in answers):
+            raise ValueError("vector, score and changed are null only when status is unknown")
+        return self
 
 
 #: record kinds by the keys that identify them (used by ``prefmem validate``)

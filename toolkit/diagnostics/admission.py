@@ -26,6 +26,7 @@ from toolkit.rules.admission_eval import (
     load_split,
     score_rows,
     summary_counts,
+    unknown_counts,
 )
 from toolkit.runs import RunContext
 from toolkit.viz import heatmap, ours_vs_paper
@@ -62,11 +63,11 @@ def _admit(ctx: RunContext, model: str, stage: str, records: list[AdmissionInput
 def _boot(scored: pd.DataFrame, name: str, seed: int) -> tuple[float, float]:
     """Behaviour-clustered bootstrap CI for one Table 11 rate."""
     if name == "erroneous_persistence":
-        sub = scored[(~scored.unknown) & (scored.gold_decision != "persist")]
+        sub = scored[scored.gold_decision != "persist"]
         vals = (sub.decision == "persist").to_numpy(dtype=float)
     else:
         gold, col = _BOOT_COLUMN[name]
-        sub = scored[~scored.unknown]
+        sub = scored
         if gold is not None:
             sub = sub[sub.gold_decision == gold]
         vals = sub[col].to_numpy(dtype=float)
@@ -77,17 +78,24 @@ def _boot(scored: pd.DataFrame, name: str, seed: int) -> tuple[float, float]:
 
 
 def table11(scored: pd.DataFrame, paper: dict[str, Any], seed: int) -> pd.DataFrame:
-    """Table 11 rows: ours (rate and k/n) beside the paper, Wilson and bootstrap CIs."""
+    """Table 11 rows: ours (rate and k/n over all items) beside the paper, Wilson and bootstrap CIs.
+
+    ``unknown`` is its own column and ``answered_rate`` (k over the answered items) a second
+    rate beside ``ours``, never instead of it.
+    """
     counts = summary_counts(scored)
+    unknown = unknown_counts(scored)
     rows = []
     for name, label in _LABELS.items():
         k, n = counts[name]
+        u = unknown[name]
         pk, pn = paper[name]["k"], paper[name]["n"]
         lo, hi = wilson_ci(k, n)
         blo, bhi = _boot(scored, name, seed)
         rows.append({"metric": label, "ours": k / n if n else float("nan"), "paper": pk / pn,
                      "n": n, "ci_low": lo, "ci_high": hi, "ours_k": f"{k}/{n}",
-                     "paper_k": f"{pk}/{pn}", "boot_low": blo, "boot_high": bhi})
+                     "paper_k": f"{pk}/{pn}", "boot_low": blo, "boot_high": bhi,
+                     "unknown": u, "answered_rate": k / (n - u) if n - u else float("nan")})
     return compare_rows(rows)
 
 
@@ -159,10 +167,12 @@ def prefeval_part(ctx: RunContext) -> tuple[pd.DataFrame | None, str]:
     grouped["description"] = grouped["reason"].map(REASONS)
     grouped["share"] = grouped["count"] / max(len(df), 1)
     k = int(((df.decision == "persist") & (df.status == "ok")).sum())
-    lo, hi = wilson_ci(k, n_known)
-    note = (f"PrefEval explicit preferences ({ctx.model}): {k}/{n_known} persisted "
-            f"({k / max(n_known, 1):.1%}, Wilson 95% CI {lo:.1%}-{hi:.1%}); "
-            f"{int((df.status != 'ok').sum())} unknown. The rest are grouped by reason below. "
+    n_all = len(df)
+    lo, hi = wilson_ci(k, n_all)
+    note = (f"PrefEval explicit preferences ({ctx.model}): {k}/{n_all} persisted "
+            f"({k / max(n_all, 1):.1%}, Wilson 95% CI {lo:.1%}-{hi:.1%}); "
+            f"{int((df.status != 'ok').sum())} unknown (their own count; over the "
+            f"{n_known} answered: {k / max(n_known, 1):.1%}). The rest are grouped by reason below. "
             "These are standing first-person preferences, so a high persisted share is expected.")
     return grouped.reset_index(drop=True)[["decision", "reason", "description", "count", "share"]], note
 

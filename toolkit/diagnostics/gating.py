@@ -14,7 +14,9 @@ with ``--set facts=PATH``), chooses the linear methods' hyper-parameters on vali
 
 Options (``--set k=v``): ``facts`` (JSONL of fact records), ``benchmarks`` (``S,L``), ``seeds``,
 ``budgets``, ``dim`` (SVD dimension; 64, or 32 with ``--quick``), ``n_jobs`` (joblib; default all cores), ``pool_sizes`` (0 skips Fig. 2),
-``grid`` (S or L for a fact file), ``test_users`` (how many held-out users per seed).
+``grid`` (S or L for a fact file), ``test_users`` (how many held-out users per seed),
+``gate_fallback`` (``store`` or ``skip``: what the bank does with a fact whose LLM gate answer
+is unknown; reported with the results).
 """
 
 from __future__ import annotations
@@ -127,6 +129,119 @@ def _fig2(pool: pd.DataFrame, bench: str):
     return fig
 
 
+#: the generator's kinds on the rubric's KEEP side (B.1's KEEP list) and its DROP side
+_KEEP_KINDS = ("preference", "constraint", "plan", "relationship", "biography")
+
+
+def rubric_decoding(size: str = "S", seed: int = 0, n_users: int | None = 5) -> tuple[pd.DataFrame, str]:
+    """How well the offline B.1 rubric decodes the generator's hidden kinds (a diagnostic).
+
+    The rubric never reads the kind; this reads it (a generator internal) only to report how
+    much of the generator's design the rubric recovers. Returns a per-kind table (facts, share
+    stored by the plain greedy rubric and at each capacity level) and one sentence that says
+    whether detection is trivial on this generator (balanced accuracy >= 0.9).
+    """
+    from toolkit.gating.rubric import LEVELS, rubric_decision, rubric_score
+    from toolkit.gating.simulate import KINDS, simulate_users
+
+    users = simulate_users(size, seed=seed, n_users=n_users)
+    rows = []
+    store: dict[str, list[bool]] = {}
+    for u in users:
+        for f in u.facts:
+            sc = rubric_score(f.text)
+            store.setdefault(u.hidden_kind[f.fact_id], []).append(rubric_decision(sc, None))
+            for lev in LEVELS:
+                store.setdefault(f"{u.hidden_kind[f.fact_id]}@{lev}", []).append(
+                    rubric_decision(sc, lev))
+    for kind in KINDS:
+        v = store.get(kind, [])
+        row = {"kind": kind, "side": "KEEP" if kind in _KEEP_KINDS else "DROP", "facts": len(v),
+               "stored": float(np.mean(v)) if v else float("nan")}
+        for lev in LEVELS:
+            lv = store.get(f"{kind}@{lev}", [])
+            row[f"stored_{lev}"] = float(np.mean(lv)) if lv else float("nan")
+        rows.append(row)
+    t = pd.DataFrame(rows)
+    keep = [x for k in _KEEP_KINDS for x in store.get(k, [])]
+    drop = [x for k in KINDS if k not in _KEEP_KINDS for x in store.get(k, [])]
+    tpr = float(np.mean(keep)) if keep else float("nan")
+    fpr = float(np.mean(drop)) if drop else float("nan")
+    bal = (tpr + (1 - fpr)) / 2
+    verdict = ("detection is trivial on this generator: the rubric recovers its hidden kinds"
+               if bal >= 0.9 else
+               "the rubric does not decode the generator's kinds (its words are B.1's, the "
+               "generator's phrasing was written apart)")
+    line = (f"Offline B.1 rubric vs the generator's hidden kinds ({size}, seed {seed}, "
+            f"{len(users)} users, n={len(keep) + len(drop)} facts, data role: generated): stores "
+            f"{tpr:.1%} of KEEP-side kinds and {fpr:.1%} of DROP-side kinds (balanced accuracy "
+            f"{bal:.3f}); {verdict}.")
+    return t, line
+
+
+def gating_claims(table: pd.DataFrame, bench: str) -> list:
+    """Sentences comparing one benchmark's RHR table with the paper's ordering, each printed
+    only when its computed check holds (micro RHR, mean over seeds)."""
+    from toolkit.claims import Claim
+
+    if table.empty:
+        return []
+    piv = table.pivot_table(index="budget", columns="policy", values="micro", aggfunc="mean")
+    mac = table.pivot_table(index="budget", columns="policy", values="macro", aggfunc="mean")
+    budgets = list(piv.index)
+    others = [p for p in piv.columns if p not in ("Oracle", "Warm-Start UCB")]
+    out = []
+    if "Oracle" in piv:
+        top = [b for b in budgets if piv.loc[b, "Oracle"] >= piv.loc[b].drop("Oracle").max()]
+        out.append(Claim(f"{bench}: Oracle is highest at every budget, as in the paper.",
+                         len(top) == len(budgets), f"{len(top)}/{len(budgets)} budgets"))
+    if "Warm-Start UCB" in piv and others:
+        best = [b for b in budgets if piv.loc[b, "Warm-Start UCB"] >= piv.loc[b, others].max()]
+        below = {b: [p for p in others if piv.loc[b, p] > piv.loc[b, "Warm-Start UCB"]]
+                 for b in budgets}
+        out.append(Claim(f"{bench}: the ordering is the paper's: Warm-Start UCB is above every "
+                         "other non-oracle gate at every budget.", len(best) == len(budgets),
+                         f"{len(best)}/{len(budgets)} budgets"))
+        missed = [f"B={b} (below {', '.join(v)})" for b, v in below.items() if v]
+        out.append(Claim(f"{bench}: unlike the paper, Warm-Start UCB is not the best non-oracle "
+                         f"gate at {len(missed)} of {len(budgets)} budgets: " + "; ".join(missed)
+                         + ".", bool(missed), f"{len(missed)}/{len(budgets)}"))
+    if {"Warm-Start UCB", "Universal"} <= set(piv.columns):
+        ge = [b for b in budgets if piv.loc[b, "Warm-Start UCB"] >= piv.loc[b, "Universal"]
+              and mac.loc[b, "Warm-Start UCB"] >= mac.loc[b, "Universal"]]
+        out.append(Claim(f"{bench}: Warm-Start UCB is at least Universal (micro and macro) at "
+                         "every budget, as the paper reports.", len(ge) == len(budgets),
+                         f"{len(ge)}/{len(budgets)}"))
+        out.append(Claim(f"{bench}: Warm-Start UCB is below Universal (micro or macro) at "
+                         f"{len(budgets) - len(ge)} of {len(budgets)} budgets, which the paper "
+                         "does not report.", len(ge) < len(budgets),
+                         f"{len(budgets) - len(ge)}/{len(budgets)}"))
+        if len(budgets) > 1:
+            g0 = piv.loc[budgets[0], "Warm-Start UCB"] - piv.loc[budgets[0], "Universal"]
+            g1 = piv.loc[budgets[-1], "Warm-Start UCB"] - piv.loc[budgets[-1], "Universal"]
+            pp = table.pivot_table(index="budget", columns="policy", values="paper_micro",
+                                   aggfunc="mean")
+            paper_shrinks = bool({"Warm-Start UCB", "Universal"} <= set(pp.columns)) and (
+                pp.loc[budgets[-1], "Warm-Start UCB"] - pp.loc[budgets[-1], "Universal"]
+                < pp.loc[budgets[0], "Warm-Start UCB"] - pp.loc[budgets[0], "Universal"])
+            out.append(Claim(f"{bench}: the gain of Warm-Start UCB over Universal shrinks from "
+                             f"{g0:.1f} points at B={budgets[0]} to {g1:.1f} at B={budgets[-1]}, "
+                             "as the paper's does.", bool(g1 < g0 and paper_shrinks),
+                             f"{g0:.2f} -> {g1:.2f}"))
+    text_gates = [p for p in ("Greedy", "Greedy (capacity)", "Context", "Context (capacity)")
+                  if p in piv]
+    if text_gates and "Universal" in piv:
+        above = [p for p in text_gates if (piv[p] > piv["Universal"]).all()]
+        out.append(Claim(f"{bench}: the offline text gates ({', '.join(text_gates)}) are above "
+                         "Universal at every budget.", len(above) == len(text_gates),
+                         f"{len(above)}/{len(text_gates)}"))
+        worst = {p: int((piv[p] < piv["Universal"]).sum()) for p in text_gates}
+        out.append(Claim(f"{bench}: the offline text gates are below Universal at "
+                         + ", ".join(f"{n} ({p})" for p, n in worst.items())
+                         + f" of {len(budgets)} budgets.", any(worst.values()), str(worst)))
+    return out
+
+
 def _json_default(o: Any) -> Any:
     """numpy scalars and arrays as plain JSON values (for the resumable item log)."""
     if isinstance(o, np.generic):
@@ -150,6 +265,8 @@ def run(ctx: RunContext) -> Result:
     pool_sizes = [int(p) for p in _as_list(opts.get("pool_sizes"))] or list(cfg["pool_sizes"])
     pool_sizes = [p for p in pool_sizes if p > 0]  # pool_sizes=0 skips Fig. 2
     n_tests = opts.get("test_users", cfg["test_users"])
+    # what the bank does with a fact whose gate answer is unknown: an explicit, reported setting
+    fallback = str(opts.get("gate_fallback", "store"))
     model = None if ctx.chat_model().is_offline else ctx.chat_model()
     for name in ("gating_greedy", "gating_greedy_capacity", "gating_context",
                  "gating_context_capacity", "gating_summary", "gating_capacity_levels"):
@@ -159,6 +276,7 @@ def run(ctx: RunContext) -> Result:
     f1_rows: list[dict] = []
     chosen: list[dict] = []
     unknowns: dict[str, int] = {}
+    unknowns_by: dict[str, dict[str, int]] = {}
     meta: dict[str, Any] = {"benchmarks": {}, "seeds": [], "quick": ctx.quick, "dim": dim}
     sources = {bname: (grid, facts_for) for bname, grid, facts_for in _sources(ctx, cfg)}
 
@@ -169,7 +287,7 @@ def run(ctx: RunContext) -> Result:
         bench = prepare_benchmark(bname, facts_for(seed), grid=grid, dim=dim, seed=seed,
                                   budgets=budgets)
         tests = list(range(len(bench.streams)))[: int(n_tests) if n_tests else None]
-        gates, unk = text_gate_decisions(bench, model, users=tests)
+        gates, unk = text_gate_decisions(bench, model, users=tests, fallback=fallback)
         res = sweep_benchmark(bench, seed=seed, gates=gates, test_users=tests, n_jobs=n_jobs)
         gains = []
         for pol in ("Cold-Start UCB", "Pre-trained Scorer", "Warm-Start UCB"):
@@ -197,15 +315,25 @@ def run(ctx: RunContext) -> Result:
         f1_rows.extend(out["f1"])
         for g, v in out["unknowns"].items():
             unknowns[g] = unknowns.get(g, 0) + v
+            ub = unknowns_by.setdefault(bname, {})
+            ub[g] = ub.get(g, 0) + v
         meta["benchmarks"][bname] = out["meta"]
         meta["seeds"] = sorted(set(meta["seeds"]) | {seed})
     rhr = pd.DataFrame(rows, columns=["benchmark", "policy", "budget", "seed", "micro", "macro"])
     f1 = pd.DataFrame(f1_rows)
     tables: dict[str, pd.DataFrame] = {"rhr": rhr}
     names = list(dict.fromkeys(rhr.benchmark))
+    role = ("generated (toolkit.gating.simulate)" if "facts" not in ctx.options
+            else f"given facts file ({Path(str(ctx.options['facts'])).name})")
     for bname in names:
         label = {"S": "table2_S", "L": "table3_L"}.get(bname, f"table_{bname}")
-        tables[label] = _summary_table(rhr, bname, paper)
+        t = _summary_table(rhr, bname, paper)
+        # unknown gate answers per text gate (0 offline); the fallback is gate_fallback
+        ub = unknowns_by.get(bname, {})
+        t["unknown_gate_answers"] = [ub[p] if p in ub else None for p in t.policy]
+        t["unknown_gate_answers"] = t["unknown_gate_answers"].astype("Int64")
+        t["data"] = role
+        tables[label] = t
     tables["warm_vs_universal"] = _warm_vs_universal(rhr)
     ch = pd.DataFrame(chosen)
     if not ch.empty:  # the most frequent choice per cell, and how often it was made
@@ -254,15 +382,28 @@ def run(ctx: RunContext) -> Result:
         "and sample sd over seeds beside the paper's figures.",
         "Our data are simulated users (toolkit.gating.simulate), not PerMemBench: compare trends "
         "(ordering of policies, gains over Universal), not absolute values. Text gates run "
-        + ("offline (KEEP/DROP cue grammar)." if model is None else
-           f"through {ctx.model}; unknown answers (stored by default): {unknowns}."),
+        + ("offline (the B.1 rubric's words only, toolkit/resources/gating/rubric.yaml)."
+           if model is None else
+           f"through {ctx.model}; unknown gate answers per gate: {unknowns} (an unknown is no "
+           f"decision; the bank applies the policy setting gate_fallback={fallback!r} to it)."),
     ]
+    if "facts" not in ctx.options:
+        dec_table, dec_line = rubric_decoding(seed=ctx.seed)
+        tables["rubric_decodes_kinds"] = dec_table
+        text.append(dec_line)
     wv = tables["warm_vs_universal"]
     if not wv.empty:
         ok = wv[(wv.gain_micro >= 0) & (wv.gain_macro >= 0)]
         text.append(
             f"Warm-Start UCB >= Universal (mean over seeds) at {len(ok)} of {len(wv)} "
             "(benchmark, budget) cells, micro and macro; per-seed counts in warm_vs_universal.")
+    from toolkit.claims import claims_meta, render
+
+    sections = {label: gating_claims(tables[label], bname) for bname, label in
+                ((b, {"S": "table2_S", "L": "table3_L"}.get(b, f"table_{b}")) for b in names)}
+    meta["claims"] = claims_meta(sections)
+    text.extend(render(c) for c in sections.values() if render(c))
     meta["unknown"] = unknowns
+    meta["gate_fallback"] = fallback
     meta["rows"] = len(rhr)
     return Result(name="gating", tables=tables, figures=figures, text=text, meta=meta)

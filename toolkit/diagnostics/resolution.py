@@ -58,7 +58,8 @@ def resolve_logged(
     def batch(items: list[ResolutionInput]) -> list[dict[str, Any]]:
         return [
             {
-                "updates": [u.model_dump() for u in r.output().updates],
+                "updates": None if r.status == "unknown"
+                else [u.model_dump() for u in r.output().updates or []],
                 "candidates": r.candidates,
                 "status": r.status,
                 "retried": r.retried,
@@ -77,8 +78,9 @@ def score_rows(
     rows = []
     for rec, res in zip(records, results, strict=True):
         g = gold[rec.id]
-        out = ResolutionOutput(id=rec.id, updates=res["updates"])
         unknown = res["status"] != "ok"
+        out = ResolutionOutput(id=rec.id, status="unknown" if unknown else "ok",
+                               updates=None if unknown else res["updates"])
         aff = affected(g)
         rows.append(
             {
@@ -99,9 +101,12 @@ def score_rows(
 
 
 def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
+    """Headline rates over ALL cases (an unknown is never correct), unknown in its own column
+    and the rate over answered cases as a second column."""
     fig = paper_figures("resolution")["figures"]
     answered = df[~df["unknown"]]
-    n = len(answered)
+    n = len(df)
+    n_ans = len(answered)
     out = []
     for metric, col, paper in (
         ("decision accuracy", "decision_ok", fig["decision_accuracy"]),
@@ -121,6 +126,7 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
                 "correct": f"{k}/{n}",
                 "paper_correct": f"{round(paper * fig['n_cases'])}/{fig['n_cases']}",
                 "unknown": int(df["unknown"].sum()),
+                "answered_rate": k / n_ans if n_ans else float("nan"),
             }
         )
     return out
@@ -163,16 +169,17 @@ def run(ctx: RunContext) -> Result:
                         "model": model,
                         "size": size,
                         "order": order,
-                        "n": len(ans),
+                        "n": len(sdf),
                         "affected_recall": float(aff["affected_retrieved"].mean())
                         if len(aff)
                         else float("nan"),
                         "n_affected": len(aff),
-                        "decision_accuracy": float(ans["decision_ok"].mean())
-                        if len(ans)
+                        # fixed denominator: every case (an unknown is never correct)
+                        "decision_accuracy": float(ans["decision_ok"].sum()) / len(sdf)
+                        if len(sdf)
                         else float("nan"),
-                        "target_accuracy": float(ans["target_ok"].mean())
-                        if len(ans)
+                        "target_accuracy": float(ans["target_ok"].sum()) / len(sdf)
+                        if len(sdf)
                         else float("nan"),
                         "decision_correct": int(ans["decision_ok"].sum()),
                         "unknown": int(sdf["unknown"].sum()),
@@ -195,9 +202,11 @@ def run(ctx: RunContext) -> Result:
     table = compare_rows(head)
     cases_df = pd.concat(case_rows, ignore_index=True)
     cats = (
-        cases_df[~cases_df["unknown"]]
+        cases_df.assign(decision_ok=cases_df["decision_ok"].fillna(False).astype(bool),
+                        target_ok=cases_df["target_ok"].fillna(False).astype(bool))
         .groupby(["model", "category"], sort=True)
-        .agg(n=("id", "size"), decision_ok=("decision_ok", "sum"), target_ok=("target_ok", "sum"))
+        .agg(n=("id", "size"), decision_ok=("decision_ok", "sum"), target_ok=("target_ok", "sum"),
+             unknown=("unknown", "sum"))
         .reset_index()
     )
     growth = pd.DataFrame(growth_rows)
@@ -211,6 +220,7 @@ def run(ctx: RunContext) -> Result:
             decision_accuracy=("decision_accuracy", "mean"),
             decision_sd=("decision_accuracy", "std"),
             target_accuracy=("target_accuracy", "mean"),
+            unknown=("unknown", "sum"),
         )
         .reset_index()
     )

@@ -24,8 +24,8 @@ from toolkit.drift.extract import CATEGORIES, DIMS, extract_offline
 from toolkit.drift.tracker import TrackerConfig, track_observations
 from toolkit.drift.users import TOPICS, DriftingUser, Style, write_turn
 
-ABLATIONS: tuple[str, ...] = ("Full", "w/o SW", "w/o EMA", "Equal Fusion", "w/o Detection",
-                              "Single Pref", "Static Pref")
+ABLATIONS: tuple[str, ...] = ("Full", "Fixed λ (ours)", "w/o SW", "w/o EMA", "Equal Fusion",
+                              "w/o Detection", "Single Pref", "Static Pref")
 
 
 def score_detection(flags: Sequence[int], gold: Mapping, tol: int = 2) -> dict:
@@ -102,8 +102,10 @@ def _mean_vector(obs: Sequence[dict]) -> dict:
 
 def ablation_vectors(obs: Sequence[dict], variant: str, cfg: TrackerConfig) -> list[dict]:
     """The per-turn preference vector a Table 4 variant would put in the prompt."""
-    if variant == "Full":
-        return [s.vector for s in track_observations(obs, cfg)]
+    if variant == "Full":  # PAMU's Full learns lambda (see PreferenceTracker._learned_lambda)
+        return [s.vector for s in track_observations(obs, replace(cfg, fuse_mode="learned"))]
+    if variant == "Fixed λ (ours)":  # our default tracker: lambda fixed at cfg.fuse
+        return [s.vector for s in track_observations(obs, replace(cfg, fuse_mode="fixed"))]
     if variant == "w/o SW":
         return [s.vector for s in track_observations(obs, replace(cfg, fuse=0.0, detect=False))]
     if variant == "w/o EMA":

@@ -77,6 +77,9 @@ class TrackerConfig:
     window: int = 3
     beta: float = 0.8
     fuse: float = 0.6
+    #: "fixed": lambda = ``fuse``; "learned": PAMU's Full, a data-dependent lambda per
+    #: dimension and turn (:meth:`PreferenceTracker._learned_lambda`)
+    fuse_mode: str = "fixed"
     threshold: float = 4.0
     eps: float = 1e-6
     reference: str = "lagged"
@@ -111,6 +114,8 @@ class TrackerConfig:
             raise ValueError("threshold must be > 0")
         if self.reference not in ("lagged", "current"):
             raise ValueError("reference must be 'lagged' or 'current'")
+        if self.fuse_mode not in ("fixed", "learned"):
+            raise ValueError("fuse_mode must be 'fixed' or 'learned'")
 
 
 def _as_array(dim: str, value: float | dict[str, float]) -> np.ndarray:
@@ -281,13 +286,43 @@ class PreferenceTracker:
         prompt = preference_prompt(vector, changed) if vector else ""
         return TurnState(self._t, observed, vector, scores, changed, prompt)
 
+    def _learned_lambda(self, dim: str, st: _DimState, sw: np.ndarray) -> float:
+        """PAMU's learned fusion weight, from its Bayesian reading of Eq. 13.
+
+        The seed (PAMU, §"Bayesian Estimation View") fuses as "w_t = tau^2/(sigma^2 + tau^2) *
+        SW_t + sigma^2/(sigma^2 + tau^2) * EMA_t, where sigma^2 and tau^2 denote the variances
+        of the short-term and long-term estimators", which "justifies lambda as a data-dependent
+        confidence weight"; its ablation list says "The original model learns a dynamic weight
+        lambda to fuse SW and EMA" (Equal Fusion fixes it at 0.5). We estimate both from the
+        dialogue so far: sigma^2 = s2 / n_w (the window mean's sampling variance), tau^2 =
+        s2 / n_eff + bias^2 (the EMA's error as an estimate of the current preference: its
+        sampling variance plus its squared lag behind the window, ``(SW - EMA)^2`` less the
+        noise both carry, floored at 0). ``s2`` is the per-dimension noise variance, shrunk
+        toward the prior like the change score's. Stationary turns give lambda near
+        n_w / (n_w + n_eff); after a change the EMA's lag grows and lambda moves toward 1.
+        """
+        cfg = self.config
+        seg = np.stack(st.obs[st.anchor:]) if len(st.obs) > st.anchor else np.stack(st.obs)
+        n_w = min(cfg.window, len(st.obs))
+        w = _ema_weights(len(st.obs), cfg.beta)
+        n_eff = float(w.sum() ** 2 / (w**2).sum())
+        ss = ((seg - seg.mean(axis=0)) ** 2).sum(axis=0) if len(seg) > 1 else np.zeros(seg.shape[1])
+        prior = cfg.prior_sd.get(dim, 0.15) ** 2
+        s2 = np.maximum((cfg.prior_weight * prior + ss) / (cfg.prior_weight + max(len(seg) - 1, 0)),
+                        cfg.sd_floor**2)
+        sigma2 = s2 / n_w
+        bias2 = np.maximum((sw - st.ema) ** 2 - sigma2 - s2 / n_eff, 0.0)
+        tau2 = s2 / n_eff + bias2
+        return float(np.mean(tau2 / (sigma2 + tau2)))
+
     def _fused(self) -> dict[str, float | dict[str, float]]:
         cfg = self.config
         out: dict[str, float | dict[str, float]] = {}
         for d in cfg.dims:
             st = self._dims[d]
             sw = np.stack(st.obs[-cfg.window:]).mean(axis=0)
-            fused = cfg.fuse * sw + (1 - cfg.fuse) * st.ema
+            lam = self._learned_lambda(d, st, sw) if cfg.fuse_mode == "learned" else cfg.fuse
+            fused = lam * sw + (1 - lam) * st.ema
             out[d] = _from_array(d, fused)
         return out
 
@@ -314,7 +349,8 @@ def track_records(records: list[DriftInput], model, *, window: int | None = None
     """Track every dialogue's user turns; one DriftOutput per turn (``turn`` from 1).
 
     Observations come from the user turns, offline or through ``model``; a turn the LLM
-    extractor could not rate (unknown) leaves the state unchanged and scores 0.
+    extractor could not rate is written ``status: "unknown"`` with no vector, score, flag or
+    prompt (never a score of 0), and leaves the tracker's state unchanged.
     """
     cfg = make_config(window, beta, fuse, threshold)
     texts = [t.user for r in records for t in r.turns]
@@ -325,7 +361,11 @@ def track_records(records: list[DriftInput], model, *, window: int | None = None
     for r in records:
         obs = observed[pos:pos + len(r.turns)]
         pos += len(r.turns)
-        for s in track_observations(obs, cfg):
-            out.append(DriftOutput(id=r.id, turn=s.turn, vector=s.vector, score=s.score,
-                                   changed=s.changed, prompt=s.prompt))
+        for o, s in zip(obs, track_observations(obs, cfg), strict=True):
+            if o is None:
+                out.append(DriftOutput(id=r.id, turn=s.turn, status="unknown", vector=None,
+                                       score=None, changed=None, prompt=None))
+            else:
+                out.append(DriftOutput(id=r.id, turn=s.turn, vector=s.vector, score=s.score,
+                                       changed=s.changed, prompt=s.prompt))
     return out

@@ -13,8 +13,11 @@ Protocol (memory-gating paper §3.1, §4.1):
   sessions before ``h`` were decided.
 * Apple tasting: the gate hears about a fact's hits only if it added the fact and the fact is
   still stored when the hit happens; a skipped fact never reveals its label.
-* RHR = |H'| / |H|: H is every (fact, hit session) pair of a user, H' those whose fact was
-  stored at that session. Micro pools H over users; macro averages the per-user ratios.
+* RHR = |H'| / |H| (§3.1: "RHR := |H'|/|H|"): H is every (fact, user turn) pair of a user
+  whose turn retrieved and verified the fact, H' those whose fact was stored at that turn's
+  session. A session in which k turns verified a fact gives k pairs (``Fact.hit_turns``; one
+  when absent). Micro pools H over users; macro averages the per-user ratios. The gate hears
+  of each (fact, session) hit once, however many turns it had.
 
 The delay window ``m`` (censoring) belongs to the learner, not to the bank: see
 :mod:`toolkit.gating.reference` and :mod:`toolkit.gating.fast`.
@@ -47,6 +50,7 @@ class UserStream:
     texts: tuple[str, ...]
     sessions: np.ndarray  # (N,) int, non-decreasing
     hits: tuple[np.ndarray, ...]  # per fact, sorted later sessions
+    hit_turns: tuple[np.ndarray, ...] | None = None  # per fact, pairs per hit session (None: 1)
 
     @property
     def n(self) -> int:
@@ -70,7 +74,10 @@ class UserStream:
 
     @property
     def n_hits(self) -> int:
-        return int(sum(len(h) for h in self.hits))
+        """|H|: (fact, user turn) pairs."""
+        if self.hit_turns is None:
+            return int(sum(len(h) for h in self.hits))
+        return int(sum(int(np.sum(c)) for c in self.hit_turns))
 
     def session_slices(self) -> list[tuple[int, int, int]]:
         """(session, start, stop) for each session that has facts, in order."""
@@ -83,10 +90,14 @@ class UserStream:
         return [(int(s[a]), int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
 
     def hit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """(fact index, hit session) for every pair in H."""
-        idx = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(self.hits)]
+        """(fact index, hit session) for every pair in H (a session repeats once per turn)."""
+        hits = self.hits
+        if self.hit_turns is not None:
+            hits = tuple(np.repeat(np.asarray(h, dtype=np.int64), np.asarray(c, dtype=np.int64))
+                         for h, c in zip(self.hits, self.hit_turns, strict=True))
+        idx = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(hits)]
                              or [np.zeros(0, np.int64)])
-        ses = np.concatenate([np.asarray(h, dtype=np.int64) for h in self.hits] or [np.zeros(0, np.int64)])
+        ses = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits] or [np.zeros(0, np.int64)])
         return idx, ses
 
 
@@ -109,6 +120,8 @@ def build_streams(facts: Iterable[Fact]) -> list[UserStream]:
             texts=tuple(f.text for f in fs),
             sessions=np.array([f.session for f in fs], dtype=np.int64),
             hits=tuple(np.array(f.hits, dtype=np.int64) for f in fs),
+            hit_turns=(tuple(np.array(f.pair_counts(), dtype=np.int64) for f in fs)
+                       if any(f.hit_turns is not None for f in fs) else None),
         ))
     return out
 
@@ -258,6 +271,7 @@ class GatingEnv:
                 self.kept[self._hp] = True
                 revealed.append((i, int(self._hit_session[self._hp])))
             self._hp += 1
+        revealed = list(dict.fromkeys(revealed))  # one reveal per (fact, session), any turns
         for i, _ in revealed:
             self.bank.touch(i)
         return revealed

@@ -11,10 +11,16 @@ For every later user turn ``x`` in session ``t'`` the pipeline
 A fact's ``hits`` are the sessions in which it was retrieved and verified. Trigger and judge
 are model roles with an offline method (cue grammar, lexical overlap) and an LLM method
 (prompts ``labels_trigger`` / ``labels_verify`` through the gateway), chosen by
-``model.is_offline``. Malformed LLM answers become ``unknown``: counted, never scored.
+``model.is_offline``. Malformed LLM answers become ``unknown``: counted, never scored, and
+never read as "not needed" or "not helpful": a fact with an unknown verdict on one of its
+retrieved pairs is written with ``status: "unknown"`` (its hits are a lower bound).
 
-RHR (§3.1): of all verified (fact, session) hits ``H``, the share whose fact was still in
-the memory bank at that session; micro pools hits over users, macro averages per-user rates.
+RHR, as the paper's §3.1 defines it: "H' := {(f_{t,i}, x_{t',i'}) in H : f_{t,i} is still in
+the memory bank at t'}, RHR := |H'|/|H|", where H is the set of (fact, user turn) pairs
+"(f_{t,i}, x_{t',i'}): f_{t,i} hit by the retriever for x_{t',i'} and verified by the LLM
+judge". A pair is a fact and a *user turn*, so two turns of one session that both verify a
+fact are two pairs (``Fact.hit_turns``); micro pools pairs over users, macro averages the
+per-user rates.
 """
 
 from __future__ import annotations
@@ -135,13 +141,16 @@ class LabelRun:
     unknown_trigger: int = 0
     unknown_verify: int = 0
     pairs: list[tuple[str, int]] = field(default_factory=list)  # (fact_id, session) verified
+    n_pairs: int = 0  # verified (fact, user turn) pairs: |H|
 
     def summary(self) -> dict[str, Any]:
         """Counts of each stage, JSON-able."""
         return {"turns": self.n_turns, "triggered": self.n_triggered,
                 "retrieved_pairs": self.n_retrieved, "verified_pairs": self.n_verified,
                 "unknown_trigger": self.unknown_trigger, "unknown_verify": self.unknown_verify,
-                "facts": len(self.facts), "used_facts": sum(1 for f in self.facts if f.hits)}
+                "facts": len(self.facts), "used_facts": sum(1 for f in self.facts if f.hits),
+                "unknown_facts": sum(1 for f in self.facts if f.status == "unknown"),
+                "hit_pairs": self.n_pairs}
 
 
 def _llm_trigger(model, turns: Sequence[UserTurn]) -> list[TriggerDecision | None]:
@@ -207,15 +216,25 @@ def label_facts(facts: Sequence[Fact], turns: Iterable[Any], *, model: Any = Non
         verdicts: list[Verdict | None] = [offline_verify(m, ft) for _, m, ft, _, _ in candidates]
     else:
         verdicts = _llm_verify(model, [(c[0], c[1], c[2]) for c in candidates])
-    hits: dict[str, set[int]] = {}
+    turns_per: dict[str, dict[int, int]] = {}  # fact -> hit session -> verified user turns
+    unknown: set[str] = set()
     for (_, _, _, f, s), v in zip(candidates, verdicts, strict=True):
         if v is None:
             run.unknown_verify += 1
+            unknown.add(f.fact_id)
         elif v.helpful:
             run.n_verified += 1
-            hits.setdefault(f.fact_id, set()).add(s)
-    run.pairs = sorted((fid, s) for fid, ss in hits.items() for s in ss)
-    run.facts = [f.model_copy(update={"hits": sorted(hits.get(f.fact_id, set()))}) for f in facts]
+            per = turns_per.setdefault(f.fact_id, {})
+            per[s] = per.get(s, 0) + 1
+    run.pairs = sorted((fid, s) for fid, ss in turns_per.items() for s in ss)
+    run.n_pairs = sum(c for ss in turns_per.values() for c in ss.values())
+    run.facts = []
+    for f in facts:
+        per = turns_per.get(f.fact_id, {})
+        hs = sorted(per)
+        run.facts.append(f.model_copy(update={
+            "hits": hs, "hit_turns": [per[h] for h in hs] if hs else None,
+            "status": "unknown" if f.fact_id in unknown else "ok"}))
     return run
 
 
@@ -231,32 +250,37 @@ def compare_labels(derived: Sequence[Fact], reference: Sequence[Fact]) -> dict[s
     rp = {(f.fact_id, h) for f in common for h in ref[f.fact_id].hits}
     dp = {(f.fact_id, h) for f in common for h in f.hits}
     both = len(rp & dp)
+    # all facts stay in the denominators; facts the pipeline could not fully judge are their
+    # own column (their derived hits are a lower bound, counted as found where found)
     return {"n_facts": len(common), "fact_precision": b.precision, "fact_recall": b.recall,
             "fact_f1": b.f1, "pair_precision": both / len(dp) if dp else float("nan"),
             "pair_recall": both / len(rp) if rp else float("nan"),
-            "n_pairs_reference": len(rp), "n_pairs_derived": len(dp)}
+            "n_pairs_reference": len(rp), "n_pairs_derived": len(dp),
+            "n_unknown_facts": sum(1 for f in common if f.status == "unknown")}
 
 
 def rhr_counts(facts: Iterable[Fact], in_bank: Callable[[Fact, int], bool] | set[str]
                ) -> dict[str, tuple[int, int]]:
-    """Per user: (hits whose fact was in the bank at that session, all hits) = (|H'|, |H|).
+    """Per user: (|H'|, |H|) over (fact, user turn) pairs (§3.1; see the module docstring).
 
     ``in_bank`` is a set of stored fact ids (stored for good) or a function
     ``(fact, session) -> bool`` telling whether the fact was in the bank at that session.
+    Each hit session counts as many pairs as it has verified user turns (``Fact.hit_turns``).
     """
     test = (lambda f, _s: f.fact_id in in_bank) if isinstance(in_bank, set) else in_bank
     out: dict[str, list[int]] = {}
     for f in facts:
         c = out.setdefault(f.user, [0, 0])
-        for h in f.hits:
-            c[1] += 1
-            c[0] += int(bool(test(f, h)))
+        for h, n_turns in zip(f.hits, f.pair_counts(), strict=True):
+            c[1] += n_turns
+            c[0] += n_turns * int(bool(test(f, h)))
     return {u: (v[0], v[1]) for u, v in sorted(out.items())}
 
 
 def rhr(facts: Iterable[Fact], in_bank: Callable[[Fact, int], bool] | set[str]
         ) -> tuple[float, float]:
-    """Retrieval hit rate (micro over all hits, macro over users with at least one hit)."""
+    """RHR = |H'|/|H| over (fact, user turn) pairs: micro pools pairs, macro averages users
+    with at least one pair (§3.1: "RHR := |H'|/|H|")."""
     from toolkit.metrics import micro_macro
 
     counts = rhr_counts(facts, in_bank)

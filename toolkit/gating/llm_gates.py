@@ -5,8 +5,12 @@ the gate ignores capacity, three for ``vacant``/``filling``/``full``); the bank 
 picks the row that matches the bank's fill at the start of each session. This keeps model calls
 independent of the budget, so one set of calls serves every budget.
 
-Unknown model answers (malformed twice) are counted and the fact is *stored* (the
-admit-everything default of today's memory systems); they are never scored as a decision.
+An unknown model answer (malformed twice) is a third outcome: its decision is null
+(:attr:`GateDecisions.answered` is False there) and never scored as a decision. What the bank
+does with such a fact is the *policy's* explicit, reported setting (``fallback="store"`` or
+``"skip"``, see :meth:`GateDecisions.resolved`), not a silent default of the gate. An unknown
+session summary stays unknown too: the summary buffer shows it as ``(unknown)``, never the
+offline note in its place.
 """
 
 from __future__ import annotations
@@ -27,7 +31,13 @@ from toolkit.gating.rubric import (
 )
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 
-__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions", "capacity_text"]
+__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions", "capacity_text",
+           "FALLBACKS", "UNKNOWN_SUMMARY"]
+
+#: what a bank may do with a fact whose gate answer is unknown (a policy setting, reported)
+FALLBACKS = ("store", "skip")
+#: how an unknown session summary appears in the context gate's summary buffer
+UNKNOWN_SUMMARY = "(unknown: this session's summary could not be obtained)"
 
 
 class GateAnswer(BaseModel):
@@ -47,12 +57,39 @@ class SummaryAnswer(BaseModel):
 
 @dataclass
 class GateDecisions:
-    """Decisions (levels, N), the level names, unknown answers and model calls made."""
+    """Decisions (levels, N), the level names, unknown answers and model calls made.
+
+    ``by_level`` holds the answered decisions; where ``answered`` is False the decision is
+    unknown (null in :meth:`records`) and ``by_level`` is meaningless there. ``unknown``
+    counts unknown gate answers; ``unknown_summaries`` the session summaries that stayed
+    unknown.
+    """
 
     by_level: np.ndarray
     levels: tuple[str, ...]
     unknown: int = 0
     calls: int = 0
+    answered: np.ndarray | None = None  # (levels, N) bool; None: every decision answered
+    unknown_summaries: int = 0
+
+    def answered_mask(self) -> np.ndarray:
+        """(levels, N) bool: True where the gate gave a decision."""
+        if self.answered is None:
+            return np.ones(self.by_level.shape, dtype=bool)
+        return self.answered
+
+    def resolved(self, fallback: str) -> np.ndarray:
+        """Decisions with each unknown replaced by the policy's explicit ``fallback``."""
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
+        return np.where(self.answered_mask(), self.by_level, fallback == "store")
+
+    def records(self, fact_ids: Sequence[str]) -> list[dict[str, object]]:
+        """One record per (fact, level): ``status`` and ``store`` (null when unknown)."""
+        ans = self.answered_mask()
+        return [{"fact_id": fid, "level": lev, "status": "ok" if ans[j, i] else "unknown",
+                 "store": bool(self.by_level[j, i]) if ans[j, i] else None}
+                for j, lev in enumerate(self.levels) for i, fid in enumerate(fact_ids)]
 
 
 def capacity_text(level: str) -> str:
@@ -77,9 +114,8 @@ def _session_summaries(stream: UserStream, model: ChatModel | None) -> tuple[lis
         id=f"{stream.user}/s{ses}") for (ses, _, _), t in zip(slices, texts, strict=True)]
     outs = model.run(reqs, desc="session summaries")
     unknown = sum(not o.ok for o in outs)
-    # an unknown summary falls back to the offline note, so the history stays complete
-    return [o.value.summary if o.ok else summarize_session(t)
-            for o, t in zip(outs, texts, strict=True)], unknown, len(reqs)
+    # an unknown summary stays unknown (marked in the buffer), never the offline note instead
+    return [o.value.summary if o.ok else UNKNOWN_SUMMARY for o in outs], unknown, len(reqs)
 
 
 def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
@@ -89,9 +125,9 @@ def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
     n = stream.n
     slices = stream.session_slices()
     summaries: list[str] = []
-    unknown = calls = 0
+    unknown_summaries = calls = 0
     if context:
-        summaries, unknown, calls = _session_summaries(stream, model)
+        summaries, unknown_summaries, calls = _session_summaries(stream, model)
     history: list[str] = []  # per fact: recent summaries before its session
     dialogue: list[str] = []
     for k, (_, a, b) in enumerate(slices):
@@ -110,7 +146,7 @@ def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
                 bonus = 1 if context_overlap(text, recent) >= 2 else 0
             for j, lev in enumerate(levels):
                 out[j, i] = rubric_decision(score, None if lev == "any" else lev, bonus)
-        return GateDecisions(out, levels, unknown, calls)
+        return GateDecisions(out, levels, 0, calls)
     name = ("gating_context" if context else "gating_greedy") + ("_capacity" if capacity_aware else "")
     prompt = load_prompt(name)
     reqs = []
@@ -127,11 +163,13 @@ def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
                 schema=GateAnswer, role=name, prompt_version=prompt.version,
                 id=f"{stream.user}/{stream.fact_ids[i]}/{lev}"))
     outs = model.run(reqs, desc=name)
+    answered = np.ones((len(levels), n), dtype=bool)
     for r, o in enumerate(outs):
         j, i = divmod(r, n)
-        out[j, i] = o.value.store if o.ok else True
-    unknown += sum(not o.ok for o in outs)
-    return GateDecisions(out, levels, unknown, calls + len(reqs))
+        answered[j, i] = o.ok
+        out[j, i] = bool(o.value.store) if o.ok else False  # meaningless where not answered
+    return GateDecisions(out, levels, int((~answered).sum()), calls + len(reqs), answered,
+                         unknown_summaries)
 
 
 def decisions_from_texts(texts: Sequence[str], level: str | None = None) -> np.ndarray:

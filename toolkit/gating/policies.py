@@ -81,10 +81,14 @@ class _TextGate(GatingPolicy):
     context = False
 
     def __init__(self, model: ChatModel | None = None, capacity_aware: bool = False,
-                 n_summaries: int = 3, random_state: int | None = None) -> None:
+                 n_summaries: int = 3, fallback: str = "store",
+                 random_state: int | None = None) -> None:
         self.model = model
         self.capacity_aware = capacity_aware
         self.n_summaries = n_summaries
+        #: what the bank does with a fact whose gate answer is unknown ("store" or "skip");
+        #: an explicit setting, reported with the results, never a decision of the gate
+        self.fallback = fallback
         self.random_state = random_state
 
     def decisions(self, stream: UserStream):
@@ -96,9 +100,10 @@ class _TextGate(GatingPolicy):
         b = _budgets(budgets)
         d = decisions if decisions is not None else self.decisions(stream)
         self.unknown_ = d.unknown
-        if d.by_level.shape[0] == 1:
-            return fast_static(stream, np.tile(d.by_level[0], (len(b), 1)), b)
-        return capacity_levels_run(stream, d.by_level, b)
+        by_level = d.resolved(self.fallback)
+        if by_level.shape[0] == 1:
+            return fast_static(stream, np.tile(by_level[0], (len(b), 1)), b)
+        return capacity_levels_run(stream, by_level, b)
 
 
 class LLMGreedy(_TextGate):

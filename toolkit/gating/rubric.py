@@ -1,10 +1,17 @@
-"""Offline method for the LLM gating baselines: a KEEP/DROP cue grammar over fact text.
+"""Offline method for the LLM gating baselines: the B.1 KEEP/DROP rubric as a word list.
 
-The memory-gating paper's LLM gates (B.1) judge whether a fact is durable and user-specific
-(preferences, standing plans, constraints, recurring people, stable biography) or low value
-(small talk, transient states, one-off questions, speculation, generic statements). This
-module scores the same categories with general cue patterns, so the baselines run without a
-model; the LLM method (:mod:`toolkit.gating.llm_gates`) asks a model with our own prompts.
+The memory-gating paper's LLM gates (B.1) judge whether a fact is durable and user-specific or
+low value with a written rubric. Offline, this module matches *only the words of that rubric*
+(and of the B.1 gating prompts), kept as validated data in ``toolkit/resources/gating/rubric.yaml``
+(each category quotes its B.1 line; each has examples it must and must not match, run as tests).
+Nothing in it comes from the fact generator (:mod:`toolkit.gating.simulate`): a test checks that
+no generator template phrase occurs in the rubric and no rubric cue occurs in a template phrase,
+so on simulated facts this baseline is measured, not handed the generator's hidden kind
+(``prefmem reproduce gating`` reports how well it decodes the kinds). The LLM method
+(:mod:`toolkit.gating.llm_gates`) asks a model with our own prompts.
+
+Matching is on lower-case word forms (``toolkit.text.words``), phrases as word sequences, so
+"likes" matches but "looks like" does not.
 """
 
 from __future__ import annotations
@@ -13,52 +20,54 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from toolkit.text import words
 
 __all__ = ["KEEP", "DROP", "RubricScore", "rubric_score", "rubric_decision", "summarize_session",
-           "context_overlap", "LEVELS", "content_words"]
+           "context_overlap", "LEVELS", "content_words", "load_rubric", "rubric_words"]
 
-#: category -> cue patterns (word-boundary regexes, case-insensitive)
-KEEP: dict[str, tuple[str, ...]] = {
-    "preference": (r"prefer(s|red)?", r"(really |also )?(like|love|enjoy)s?\b", r"dislikes?",
-                   r"hates?", r"favou?rite (is|was)", r"can'?t stand", r"cannot stand",
-                   r"always (chooses|picks|orders|uses)", r"never (eats|drinks|uses|buys)",
-                   r"is (a )?fan of", r"rather than", r"instead of"),
-    "constraint": (r"allergic", r"allerg(y|ies)", r"(strict |tight |limited )?budget",
-                   r"can ?not (use|eat|drink|afford|do)", r"can'?t (use|eat|drink|afford)",
-                   r"must (avoid|not|use|have)", r"is limited to", r"only (eats|uses|has|can)",
-                   r"needs? (accessible|to avoid)", r"intoleran(t|ce)", r"is (vegan|vegetarian)",
-                   r"deadline", r"restricted to", r"doctor (said|told)"),
-    "plan": (r"(is |are )?planning", r"plans? to", r"intends? to", r"committed to",
-             r"will (begin|start|move|travel|run)", r"saving (up )?for", r"signed up for",
-             r"(is |has )?decided to", r"goal (is|of)", r"is (training|preparing) for",
-             r"enrolled in", r"booked", r"scheduled"),
-    "relationship": (r"(his|her|their|my) (partner|wife|husband|mother|father|mom|dad|sister|"
-                     r"brother|son|daughter|friend|boss|kids?|children)",
-                     r"(partner|wife|husband|sister|brother|friend|coworker|colleague|"
-                     r"roommate|neighbou?r)s?\b", r"\bpet (dog|cat)\b", r"(dog|cat) named"),
-    "biography": (r"works (on|at|as|in)", r"lives (in|near)", r"grew up", r"studied",
-                  r"has (owned|years of|been)", r"is (an?|the) \w+ (by trade|professionally)",
-                  r"moved to", r"was born", r"graduated"),
-}
-DROP: dict[str, tuple[str, ...]] = {
-    "smalltalk": (r"chatted", r"small ?talk", r"joked", r"greeted", r"said (thanks|hello|hi)",
-                  r"thanked", r"the weather", r"pleasantr(y|ies)", r"\bbanter"),
-    "transient": (r"today'?s?", r"this (morning|afternoon|evening)", r"right now", r"tonight",
-                  r"just (finished|got|arrived|woke)", r"currently (waiting|feeling)",
-                  r"\b(is|was) (tired|late|hungry|sleepy|bored)", r"spilled", r"at the moment"),
-    "question": (r"asked (how|what|why|for|about)", r"looked up", r"wondered",
-                 r"wanted (a|the) (definition|quick)", r"\bchecked\b", r"asked the assistant",
-                 r"requested a (quick|short)"),
-    "speculative": (r"\bmight\b", r"\bmaybe\b", r"\bperhaps\b", r"is considering",
-                    r"is thinking about", r"\bsomeday\b", r"\bhypothetical"),
-    "generic": (r"\bin general\b", r"\bpeople (often|usually)\b", r"\bgenerally\b",
-                r"\bit is (well )?known\b"),
-}
 
-_COMPILED = {
-    side: {cat: re.compile(r"\b(?:" + "|".join(pats) + r")", re.I) for cat, pats in table.items()}
-    for side, table in (("keep", KEEP), ("drop", DROP))
-}
+@lru_cache(maxsize=1)
+def load_rubric() -> dict[str, dict[str, dict[str, Any]]]:
+    """The rubric resource: ``{"keep"|"drop": {category: {source, cues, must_match, ...}}}``."""
+    text = resources.files("toolkit").joinpath("resources", "gating", "rubric.yaml").read_text(
+        encoding="utf-8")
+    data = yaml.safe_load(text)
+    for side in ("keep", "drop"):
+        for cat, entry in data[side].items():
+            missing = {"source", "cues", "must_match", "must_not_match"} - set(entry)
+            if missing:
+                raise ValueError(f"rubric.yaml {side}.{cat}: missing {sorted(missing)}")
+    return data
+
+
+def _table(side: str) -> dict[str, tuple[str, ...]]:
+    return {cat: tuple(str(c) for c in e["cues"]) for cat, e in load_rubric()[side].items()}
+
+
+#: category -> cue words/phrases (from the B.1 rubric only)
+KEEP: dict[str, tuple[str, ...]] = _table("keep")
+DROP: dict[str, tuple[str, ...]] = _table("drop")
+
+_CUES = {side: {cat: tuple(tuple(c.lower().split()) for c in cues) for cat, cues in t.items()}
+         for side, t in (("keep", KEEP), ("drop", DROP))}
+
+
+def rubric_words() -> frozenset[str]:
+    """Every word of every rubric cue (lower case)."""
+    return frozenset(w for t in (KEEP, DROP) for cues in t.values() for c in cues
+                     for w in c.lower().split())
+
+
+def _has(seq: list[str], cue: tuple[str, ...]) -> bool:
+    n = len(cue)
+    return any(tuple(seq[i:i + n]) == cue for i in range(len(seq) - n + 1))
+
 
 #: capacity levels in order: bank vacant, filling, nearly full (B.1's capacity block)
 LEVELS: tuple[str, ...] = ("vacant", "filling", "full")
@@ -93,9 +102,10 @@ class RubricScore:
 
 
 def rubric_score(text: str) -> RubricScore:
-    """Match the KEEP and DROP cue grammars against a fact."""
-    keep = tuple(c for c, rx in _COMPILED["keep"].items() if rx.search(text))
-    drop = tuple(c for c, rx in _COMPILED["drop"].items() if rx.search(text))
+    """Which KEEP and DROP categories' B.1 words occur in a fact."""
+    seq = [w.lower().removesuffix("'s") for w in words(text)]
+    keep = tuple(c for c, cues in _CUES["keep"].items() if any(_has(seq, q) for q in cues))
+    drop = tuple(c for c, cues in _CUES["drop"].items() if any(_has(seq, q) for q in cues))
     return RubricScore(keep, drop)
 
 
@@ -110,8 +120,9 @@ def rubric_decision(score: RubricScore, level: str | None = None, bonus: int = 0
     m = score.margin + bonus
     if level is None:
         return m >= 1
-    if level == "vacant":  # plenty of room: keep anything plausibly in a KEEP category
-        return m >= 1 or (bool(score.keep) and m >= 0) or (not score.drop and bonus > 0)
+    if level == "vacant":
+        # B.1: "bias toward KEEPING ... only DROP facts that clearly belong in the DROP list"
+        return m >= 1 or not score.drop
     if level == "filling":  # be selective: a clear KEEP without DROP cues
         return m >= 1 and not score.drop
     # nearly full: only firm, high-value KEEPs

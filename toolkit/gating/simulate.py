@@ -57,7 +57,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
                "visa", "museum", "lisbon", "kyoto", "roadtrip"),
     "fitness": ("running", "marathon", "gym", "squats", "cardio", "yoga", "workout",
                 "stretching", "cycling", "treadmill", "pace", "protein"),
-    "finance": ("budget", "savings", "mortgage", "invoice", "taxes", "retirement",
+    "finance": ("bills", "savings", "mortgage", "invoice", "taxes", "retirement",
                 "spreadsheet", "loan", "expenses", "stocks", "rent", "insurance"),
     "gardening": ("tomatoes", "compost", "seedlings", "garden", "roses", "soil", "pruning",
                   "herbs", "greenhouse", "watering", "mulch", "orchids"),
@@ -93,14 +93,16 @@ TOPICS: dict[str, tuple[str, ...]] = {
                "cafe", "barista", "decaf", "pourover"),
 }
 
-#: fact kinds: the cue phrases that express them and their generally-shared utility (logit)
+#: fact kinds: the cue phrases that express them and their generally-shared utility (logit).
+#: Written apart from the offline gating rubric (toolkit/resources/gating/rubric.yaml, the
+#: B.1 rubric's words): no phrase here shares a cue with it (tests/test_gating_rubric.py).
 KINDS: dict[str, tuple[tuple[str, ...], float]] = {
-    "preference": (("prefers", "really likes", "dislikes", "favorite is", "always chooses",
-                    "can't stand"), 1.3),
-    "constraint": (("is allergic to", "has a strict budget for", "cannot use", "must avoid",
-                    "is limited to", "needs accessible"), 1.5),
-    "plan": (("is planning", "intends to start", "has committed to", "will begin",
-              "is saving up for", "signed up for"), 1.0),
+    "preference": (("would rather have", "really enjoys", "is put off by", "favorite is",
+                    "always chooses", "can't stand"), 1.3),
+    "constraint": (("is allergic to", "can spend little on", "cannot use", "must avoid",
+                    "can only manage", "needs step-free"), 1.5),
+    "plan": (("is getting ready to try", "intends to start", "has promised to take up",
+              "will begin", "is saving up for", "signed up for"), 1.0),
     "relationship": (("shares with partner", "goes with sister", "helps a friend with",
                       "her brother loves", "his mother asked about", "coworker recommended"),
                      0.4),
@@ -108,15 +110,15 @@ KINDS: dict[str, tuple[tuple[str, ...], float]] = {
                    "has years of"), 0.3),
     "question": (("asked how to", "looked up", "wondered about", "asked for a quick",
                   "wanted a definition of", "checked"), -0.8),
-    "transient": (("is tired of today's", "is busy with this morning's", "just finished",
+    "transient": (("is worn out by this week's", "is busy with this morning's", "just finished",
                    "is currently waiting on", "spilled coffee near", "was late for"), -1.3),
     "smalltalk": (("chatted about", "joked about", "mentioned the weather and",
                    "said thanks for help with", "greeted the assistant about",
-                   "made small talk on"), -1.6),
+                   "traded niceties on"), -1.6),
 }
 
 FILLER: tuple[str, ...] = (
-    "weekend", "morning", "evening", "new", "old", "small", "big", "local", "cheap", "quick",
+    "weekend", "morning", "evening", "new", "old", "compact", "big", "local", "cheap", "quick",
     "online", "nearby", "monday", "friday", "summer", "winter", "spring", "autumn", "usual",
     "recent", "second", "extra", "simple", "fancy", "quiet", "busy", "short", "long", "daily",
     "weekly", "city", "downtown", "home", "office", "afternoon", "holiday", "tonight",
@@ -175,6 +177,7 @@ class SimUser:
     hidden_p: dict[str, float] = field(default_factory=dict)  # fact_id -> P(used eventually)
     hidden_shared: dict[str, float] = field(default_factory=dict)  # shared logit part (z)
     hidden_own: dict[str, float] = field(default_factory=dict)  # user's own logit part (z)
+    hidden_kind: dict[str, str] = field(default_factory=dict)  # fact_id -> generator kind
 
 
 def _preset(size: str) -> dict[str, float]:
@@ -253,6 +256,7 @@ def _simulate_user(idx: int, preset: dict[str, float], *, seed: int, n_sessions:
         fid = f"{user}-s{s:03d}-f{j:04d}"
         out.hidden_p[fid] = float(p_used[j])
         out.hidden_shared[fid] = float(shared[j])
+        out.hidden_kind[fid] = kind_names[int(k_idx[j])]
         out.hidden_own[fid] = float(own[j])
         hits: list[int] = []
         if rng.random() < p_used[j]:

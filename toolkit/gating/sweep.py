@@ -344,8 +344,13 @@ def prepare_benchmark(name: str, facts: Sequence, *, grid: str | None = None, di
 
 
 def text_gate_decisions(bench: Benchmark, model: Any = None,
-                        users: Sequence[int] | None = None) -> tuple[dict[str, list], dict[str, int]]:
-    """Decisions of the four text gates per user (offline rubric, or ``model``), and unknowns."""
+                        users: Sequence[int] | None = None, *, fallback: str = "store"
+                        ) -> tuple[dict[str, list], dict[str, int]]:
+    """Decisions of the four text gates per user (offline rubric, or ``model``), and unknowns.
+
+    An unknown gate answer becomes the policy's explicit ``fallback`` ("store" or "skip") in
+    the returned decisions; how many there were is returned per gate so it is reported.
+    """
     from toolkit.gating.llm_gates import gate_decisions
 
     idx = range(len(bench.streams)) if users is None else users
@@ -356,7 +361,7 @@ def text_gate_decisions(bench: Benchmark, model: Any = None,
         per_user: list = [None] * len(bench.streams)
         for u in idx:
             d = gate_decisions(bench.streams[u], context=context, capacity_aware=cap, model=model)
-            per_user[u] = d.by_level
+            per_user[u] = d.resolved(fallback)
             unknown[name] = unknown.get(name, 0) + d.unknown
         gates[name] = per_user
     return gates, unknown

@@ -68,7 +68,7 @@ class Admission:
     """The learner's full reading of one message (richer than the AdmissionOutput record)."""
 
     id: str
-    decision: Decision
+    decision: Decision | None  # None exactly when status is "unknown"
     scope: Literal["global", "project"] | None = None
     conditional: bool = False
     activation: str | None = None
@@ -85,7 +85,9 @@ class Admission:
     probabilities: dict[str, float] = field(default_factory=dict)
 
     def to_output(self) -> AdmissionOutput:
-        """The DESIGN §3 output record (scope/activation null unless persisted)."""
+        """The DESIGN §3 output record (scope/activation null unless persisted; all null on unknown)."""
+        if self.status == "unknown":
+            return AdmissionOutput(id=self.id, status="unknown", decision=None)
         persist = self.decision == "persist"
         return AdmissionOutput(
             id=self.id,
@@ -314,7 +316,7 @@ def admit_llm(records: Sequence[AdmissionInput], model: ChatModel) -> list[Admis
         else:
             out.append(
                 Admission(
-                    id=rec.id, decision="defer", reason="unknown", status="unknown", method="llm"
+                    id=rec.id, decision=None, reason="unknown", status="unknown", method="llm"
                 )
             )
     return out
@@ -334,7 +336,7 @@ def admit_detailed(
 def admit_records(
     records: list[AdmissionInput], model: ChatModel, *, seed: int = 0
 ) -> list[AdmissionOutput]:
-    """One AdmissionOutput per input, in order (unknown LLM answers are written as ``defer``)."""
+    """One AdmissionOutput per input, in order (an unknown LLM answer has ``decision: null``)."""
     return [a.to_output() for a in admit_detailed(records, model, seed=seed)]
 
 
@@ -355,10 +357,11 @@ def admit_text(
 
 
 def decision_shares(admissions: Sequence[Admission]) -> dict[str, float]:
-    """Share of each decision (unknowns excluded from the denominator)."""
-    known = [a for a in admissions if a.status == "ok"]
-    n = max(len(known), 1)
-    return {
-        d: float(np.sum([a.decision == d for a in known])) / n
+    """Share of each decision and of ``unknown`` over all items (a fixed denominator)."""
+    n = max(len(admissions), 1)
+    shares = {
+        d: float(np.sum([a.status == "ok" and a.decision == d for a in admissions])) / n
         for d in ("persist", "task_local", "defer")
     }
+    shares["unknown"] = float(np.sum([a.status == "unknown" for a in admissions])) / n
+    return shares

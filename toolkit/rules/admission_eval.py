@@ -116,18 +116,34 @@ def score_rows(
 
 
 def summary_counts(scored: pd.DataFrame) -> dict[str, tuple[int, int]]:
-    """Table 11's counts as ``name -> (k, n)`` over known (non-unknown) rows."""
-    known = scored[~scored["unknown"]]
-    tl = known[known.gold_decision == "task_local"]
-    df = known[known.gold_decision == "defer"]
-    nonp = known[known.gold_decision != "persist"]
-    per = known[known.gold_decision == "persist"]
+    """Table 11's counts as ``name -> (k, n)`` over ALL rows of each gold subset.
+
+    The denominator is fixed: an unknown answer stays in ``n`` and is never a hit (nor, for
+    erroneous persistence, a clean miss; :func:`unknown_counts` reports it in its own column).
+    """
+    tl = scored[scored.gold_decision == "task_local"]
+    df = scored[scored.gold_decision == "defer"]
+    nonp = scored[scored.gold_decision != "persist"]
+    per = scored[scored.gold_decision == "persist"]
     return {
         "task_local_rejected": (int((tl.decision == "task_local").sum()), len(tl)),
         "underspecified_deferred": (int((df.decision == "defer").sum()), len(df)),
         "erroneous_persistence": (int((nonp.decision == "persist").sum()), len(nonp)),
         "persistent_recall": (int((per.decision == "persist").sum()), len(per)),
-        "structural": (int(known.structural_ok.sum()), len(known)),
+        "structural": (int(scored.structural_ok.sum()), len(scored)),
+    }
+
+
+def unknown_counts(scored: pd.DataFrame) -> dict[str, int]:
+    """How many of each Table 11 subset's items came back unknown (their own column)."""
+    unk = scored["unknown"].astype(bool)
+    g = scored.gold_decision
+    return {
+        "task_local_rejected": int((unk & (g == "task_local")).sum()),
+        "underspecified_deferred": int((unk & (g == "defer")).sum()),
+        "erroneous_persistence": int((unk & (g != "persist")).sum()),
+        "persistent_recall": int((unk & (g == "persist")).sum()),
+        "structural": int(unk.sum()),
     }
 
 

@@ -109,7 +109,9 @@ class Resolution:
     status: Literal["ok", "unknown"] = "ok"
 
     def output(self) -> ResolutionOutput:
-        """The DESIGN §3 output record."""
+        """The DESIGN §3 output record (``updates: null`` when the answer is unknown)."""
+        if self.status == "unknown":
+            return ResolutionOutput(id=self.id, status="unknown", updates=None)
         return ResolutionOutput(id=self.id, updates=[p.update() for p in self.proposals])
 
 
@@ -942,5 +944,5 @@ def resolve(
 def resolve_records(
     records: list[ResolutionInput], model: ChatModel, *, seed: int = 0
 ) -> list[ResolutionOutput]:
-    """DESIGN §3 resolution outputs for ``prefmem resolve`` (unknowns come out with no updates)."""
+    """DESIGN §3 resolution outputs for ``prefmem resolve`` (unknowns: ``updates: null``)."""
     return [r.output() for r in resolve(records, model, seed=seed)]

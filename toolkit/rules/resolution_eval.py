@@ -55,13 +55,23 @@ def load_cases(
     return cases, gold
 
 
+def _answered(pred: ResolutionOutput) -> None:
+    if pred.status == "unknown" or pred.updates is None:
+        raise ValueError(f"{pred.id}: an unknown answer is not scored as right or wrong")
+
+
 def decision_correct(pred: ResolutionOutput, gold: ResolutionGold) -> bool:
-    """Same multiset of operations (targets ignored); an empty list must match an empty list."""
+    """Same multiset of operations (targets ignored); an empty list must match an empty list.
+
+    An unknown answer (``updates: null``) is neither right nor wrong: scoring it raises.
+    """
+    _answered(pred)
     return Counter(u.op for u in pred.updates) == Counter(u.op for u in gold.updates)
 
 
 def target_correct(pred: ResolutionOutput, gold: ResolutionGold) -> bool:
-    """Same multiset of (operation, affected rule) pairs."""
+    """Same multiset of (operation, affected rule) pairs (an unknown answer raises)."""
+    _answered(pred)
     key = lambda u: (u.op, u.target if u.op != "add" else None)  # noqa: E731
     return Counter(map(key, pred.updates)) == Counter(map(key, gold.updates))
 
