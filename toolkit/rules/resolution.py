@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.llm.gateway import ChatModel, Outcome, StructuredRequest
 from toolkit.llm.prompts import load_prompt
+from toolkit.paper import fixtures_dir
 from toolkit.records import ResolutionInput, ResolutionOutput, Rule, Update
 from toolkit.rules.library import Change
 from toolkit.rules.resolution_cues import (
@@ -47,6 +48,12 @@ from toolkit.rules.resolution_cues import (
     values,
     words,
 )
+from toolkit.rules.resolution_eval import (
+    ResolutionGold,
+    load_cases,
+)
+from toolkit.rules.resolution_semantic import SemanticParams
+from toolkit.rules.resolution_semantic import check as semantic_check
 from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
 from toolkit.text import load_table
 
@@ -134,7 +141,12 @@ def retrieve_candidates(
             key = rank * 10 + min(qi, 9)
             if rule.id not in seen or key < seen[rule.id][0]:
                 seen[rule.id] = (key, rule)
-    return [r for _, r in sorted(seen.values(), key=lambda kr: (kr[0], kr[1].id))]
+    ranked = [r for _, r in sorted(seen.values(), key=lambda kr: (kr[0], kr[1].id))]
+    # the semantic layer: rules nearest by sentence vectors (a restatement with no shared word)
+    from toolkit.rules.resolution_semantic import nearest_rules
+
+    have = {r.id for r in ranked}
+    return ranked + [r for r in nearest_rules(record, k) if r.id not in have]
 
 
 def session_excerpts(record: ResolutionInput, query: str, n: int = MAX_EXCERPTS) -> list[str]:
@@ -687,9 +699,30 @@ def check_and_revise(
 
 
 def resolve_offline(
+    record: ResolutionInput, *, index: RuleIndex | None = None, k: int = TOP_K,
+    params: SemanticParams | None = None,
+) -> Resolution:
+    """The offline resolver for one correction (deterministic, order-independent): the cue
+    grammar's proposals, then the semantic checks (:mod:`toolkit.rules.resolution_semantic`)
+    with thresholds chosen on development cases; an untrusted reuse becomes ``unknown``."""
+    res = resolve_grammar(record, index=index, k=k)
+    return apply_semantic(record, res, params or semantic_params())
+
+
+def apply_semantic(record: ResolutionInput, res: Resolution, params: SemanticParams) -> Resolution:
+    """The semantic checks on a grammar resolution (a new object; ``res`` is not changed)."""
+    chk = semantic_check(record, res.proposals, params)
+    out = replace(res, proposals=list(chk.proposals), dropped=[*res.dropped, *chk.notes])
+    if chk.abstain:
+        out.status = "unknown"
+        out.proposals = []
+    return out
+
+
+def resolve_grammar(
     record: ResolutionInput, *, index: RuleIndex | None = None, k: int = TOP_K
 ) -> Resolution:
-    """The offline resolver for one correction (deterministic, order-independent)."""
+    """The cue grammar's resolution of one correction (before the semantic checks)."""
     index = index or RuleIndex().fit(record.library)
     w = TermWeights.for_rules(record.library)
     cands = retrieve_candidates(record, index, k)
@@ -788,6 +821,35 @@ def resolve_offline(
         ]
     res.proposals, res.dropped = check_and_revise(_merge(props), record, weights=w)
     return res
+
+
+_SEMANTIC: dict[str, SemanticParams] = {}
+
+
+def semantic_params(embedder: str = "minilm") -> SemanticParams:
+    """Thresholds of the semantic checks, read off the development cases (cached per process;
+    see :func:`toolkit.rules.resolution_semantic.thresholds_from_cases`):
+    the 28 development cases in their own 2-rule libraries and grown to 60 rules with related
+    distractors; held-out and first-contact cases are never read here."""
+    if embedder not in _SEMANTIC:
+        from toolkit.rules.resolution_semantic import thresholds_from_cases
+
+        _SEMANTIC[embedder], _ = thresholds_from_cases(development_cases(), embedder)
+    return _SEMANTIC[embedder]
+
+
+def development_cases() -> list[tuple[ResolutionInput, ResolutionGold]]:
+    """Development cases at 2 rules and grown to 60 (one shuffled order), for tuning only."""
+    from toolkit.rules.distractors import grow_library
+    from toolkit.splits import require_role
+
+    d = fixtures_dir() / "resolution"
+    require_role(d / "dev.jsonl", "fit")
+    require_role(d / "dev_gold.jsonl", "fit")
+    recs, gold = load_cases("dev")
+    out = [(r, gold[r.id]) for r in recs]
+    out += [(grow_library(r, 60, 0, seed=0), gold[r.id]) for r in recs]
+    return out
 
 
 # -- LLM method ----------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ from toolkit._yaml import load_yaml_with_lines
 from toolkit.errors import InputError
 
 EntryType = Literal["patterns", "pattern", "words", "rewrites", "concepts"]
+#: resource folders whose YAML files are cue tables in this format (others have their own schema)
+TABLE_DIRS = ("admission", "resolution")
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -149,7 +151,7 @@ def table_names() -> list[str]:
     root = resources.files("toolkit") / "resources"
     out = []
     for d in sorted(root.iterdir(), key=lambda p: p.name):
-        if d.is_dir():
+        if d.is_dir() and d.name in TABLE_DIRS:
             out += [f"{d.name}/{f.name[:-5]}" for f in sorted(d.iterdir(), key=lambda p: p.name)
                     if f.name.endswith(".yaml")]
     return out
