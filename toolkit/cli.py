@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--list", action="store_true", help="list the diagnostics and exit")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a diagnostic option, e.g. --set budgets=60,120 (repeatable)")
+    r.add_argument("--first-contact", action="append", default=[], metavar="DIR",
+                   help="score a batch written apart once and record it (admission, resolution)")
     _add_model_args(r, multi=True)
 
     a = sub.add_parser("admit", help="correction admission and rule extraction")
@@ -280,6 +282,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         gw.model(m)  # fail early on a bad model string
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     options = _parse_sets(args.set)
+    if getattr(args, "first_contact", None):
+        options["first_contact"] = list(args.first_contact)
     failed = 0
     for name in names:
         ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,
