@@ -6,8 +6,9 @@ layer reads the same correction with sentence vectors (``toolkit.llm.get_embedde
 
 - candidates: the rules nearest to the correction and to each clause by cosine similarity join
   the lexical (BM25) candidates, so a restatement that shares no word with its rule is found;
-- ``add`` with no change cue whose clause is near a rule (cosine >= ``reuse``) is that rule said
-  again: ``reuse``;
+- ``add`` with no change cue whose clause is near a rule (cosine >= ``reuse``), or that says it
+  is said again ("again", "as I said") and is at least as near its best rule as every
+  development restatement was to its own (cosine >= ``unrelated``), is that rule: ``reuse``;
 - ``add`` with a retraction or narrowing cue and a near rule (cosine >= ``target``) targets it
   (``retract`` / ``revise``);
 - ``reuse`` of a rule the clause is far from (cosine < ``unrelated``) is not trusted: the
@@ -95,7 +96,9 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
         cues = segment_cues(p.quote)
         change = (cues.replacement or cues.retraction or cues.conditions or cues.exceptions
                   or cues.project or cues.widen or cues.temporary)
-        if p.op == "add" and not change and best_sim >= params.reuse and best_id not in taken:
+        said_again = cues.restatement and best_sim >= params.unrelated
+        if p.op == "add" and not change and best_id not in taken and (
+                best_sim >= params.reuse or said_again):
             out.append(Proposal("reuse", best_id, p.quote))
             notes.append(f"add->reuse {best_id} (cos {best_sim:.2f})")
             taken.add(best_id)
