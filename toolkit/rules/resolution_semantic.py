@@ -84,8 +84,18 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
     """Apply the similarity checks to the grammar's proposals (see the module docstring)."""
     from toolkit.rules.resolution import Proposal
 
-    if not record.library or not proposals:
+    if not record.library:
         return Check(list(proposals), False, ())
+    if not proposals:
+        # no directive the grammar could read ("that was an essay again"): a complaint that
+        # says it is said again is a restatement of its nearest rule, when near enough
+        whole = segment_cues(record.correction)
+        if not (whole.restatement and not whole.temporary):
+            return Check([], False, ())
+        proposals = [Proposal("add", None, record.correction)]
+        fallback = True
+    else:
+        fallback = False
     ids = [r.id for r in record.library]
     sims = similarities([p.quote for p in proposals], record.library, params.embedder)
     out, notes, abstain = [], [], False
@@ -114,7 +124,8 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
         if p.op == "reuse" and p.target in ids and float(row[ids.index(p.target)]) < params.unrelated:
             abstain = True
             notes.append(f"reuse {p.target} unrelated (cos {float(row[ids.index(p.target)]):.2f})")
-        out.append(p)
+        if not fallback:
+            out.append(p)
     return Check(out, abstain, tuple(notes))
 
 
