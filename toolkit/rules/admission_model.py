@@ -1,7 +1,9 @@
 """Admission as scikit-learn estimators over sentence embeddings plus cue features.
 
-Three heads share one feature map (the sentence vector of the message from the semantic layer,
-plus binary cue features read from the cue tables in ``toolkit/resources/admission``):
+Three heads read one feature map (the sentence vector of the message from the semantic layer,
+plus binary cue features read from the cue tables in ``toolkit/resources/admission``); whether
+the scope and conditional heads use the vectors or the cue features alone is chosen by the same
+cross-validation:
 
 - the decision (persist / task_local / defer), multinomial logistic regression;
 - the scope of a persisted rule (global / project);
@@ -105,24 +107,28 @@ class _Head(ClassifierMixin, BaseEstimator):
     """A logistic regression over :class:`Features` (shared by the three heads)."""
 
     def __init__(self, C: float = 1.0, cue_weight: float = 1.0, class_weight: str | None = None,
-                 random_state: int | None = 0):
+                 random_state: int | None = 0, use_vectors: bool = True):
         self.C = C
         self.cue_weight = cue_weight
         self.class_weight = class_weight
         self.random_state = random_state
+        self.use_vectors = use_vectors
+
+    def _X(self, X: Features) -> np.ndarray:
+        return X.stack(self.cue_weight) if self.use_vectors else X.cues * self.cue_weight
 
     def fit(self, X: Features, y: Sequence[str], sample_weight: np.ndarray | None = None) -> _Head:
         """Fit on features ``X`` and labels ``y``."""
         rs = check_random_state(self.random_state)
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight=self.class_weight,
                                          random_state=int(rs.randint(0, 2**31 - 1)))
-        self.model_.fit(X.stack(self.cue_weight), np.asarray(y), sample_weight=sample_weight)
+        self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
         self.classes_ = self.model_.classes_
         return self
 
     def predict_proba(self, X: Features) -> np.ndarray:
         """Class probabilities, columns in ``classes_`` order."""
-        return self.model_.predict_proba(X.stack(self.cue_weight))
+        return self.model_.predict_proba(self._X(X))
 
     def predict(self, X: Features) -> np.ndarray:
         """The most probable class per row."""
@@ -153,12 +159,15 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, C: float = 1.0, cue_weight: float = 1.0, persist_threshold: float = 0.5,
-                 embedder: str = DEFAULT_EMBEDDER, random_state: int | None = 0):
+                 embedder: str = DEFAULT_EMBEDDER, random_state: int | None = 0,
+                 scope_vectors: bool = True, conditional_vectors: bool = True):
         self.C = C
         self.cue_weight = cue_weight
         self.persist_threshold = persist_threshold
         self.embedder = embedder
         self.random_state = random_state
+        self.scope_vectors = scope_vectors
+        self.conditional_vectors = conditional_vectors
 
     def fit(self, X: Features, data: TrainingSet) -> AdmissionModel:
         """Fit the three heads on ``data`` (features ``X`` row-aligned with it)."""
@@ -170,9 +179,11 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
         per = np.array([d == "persist" and s is not None for d, s in
                         zip(data.decision, data.scope, strict=True)])
         idx = np.flatnonzero(per)
-        self.scope_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[1])).fit(
+        self.scope_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[1]),
+                            self.scope_vectors).fit(
             X.take(idx), [data.scope[i] for i in idx], sample_weight=w[idx])
-        self.conditional_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[2])).fit(
+        self.conditional_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[2]),
+                                  self.conditional_vectors).fit(
             X.take(idx), [str(bool(data.conditional[i])) for i in idx], sample_weight=w[idx])
         self.classes_ = self.decision_.classes_
         return self
@@ -220,6 +231,8 @@ class Selection:
     oof_false_persist: tuple[int, int]
     oof_persist_recall: tuple[int, int]
     grid: list[dict[str, float]]
+    scope_vectors: bool = True
+    conditional_vectors: bool = True
 
 
 def _folds(groups: Sequence[str], scored: Sequence[bool], k: int) -> list[np.ndarray]:
@@ -248,14 +261,15 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
     scored = np.flatnonzero(np.asarray(data.scored))
     dec = np.asarray(data.decision)
     grid, best = [], None
-    for C, cw in itertools.product(Cs, cue_weights):
+    for C, cw, sv, cv in itertools.product(Cs, cue_weights, (True, False), (True, False)):
         p = np.zeros((len(dec), 3))
         sc = np.zeros(len(dec))
         cd = np.zeros(len(dec))
         for test in fold_idx:
             train = np.setdiff1d(np.arange(len(dec)), test)
             sub = _subset(data, train)
-            m = AdmissionModel(C, cw, 0.5, random_state=random_state).fit(X.take(train), sub)
+            m = AdmissionModel(C, cw, 0.5, random_state=random_state, scope_vectors=sv,
+                               conditional_vectors=cv).fit(X.take(train), sub)
             pr = m.predict_proba(X.take(test))
             cls = [str(c) for c in m.classes_]
             p[test] = pr[:, [cls.index(c) for c in DECISIONS]]
@@ -271,17 +285,20 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
                                 ((cd[scored] >= 0.5) == cond)))
         fp = int(((pred == "persist") & ~is_p).sum())
         rec = int(((pred == "persist") & is_p).sum())
-        row = {"C": C, "cue_weight": cw, "threshold": t, "structural": float(struct.mean()),
+        row = {"C": C, "cue_weight": cw, "scope_vectors": sv, "conditional_vectors": cv,
+               "threshold": t, "structural": float(struct.mean()),
                "false_persist": fp, "persist_recall": rec / max(int(is_p.sum()), 1)}
         grid.append(row)
-        key = (row["structural"], row["persist_recall"], -C, -cw)
+        key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv)
         if best is None or key > best[0]:
             best = (key, row, int((~is_p).sum()), int(is_p.sum()))
     assert best is not None
     _, row, n_neg, n_pos = best
     return Selection(C=row["C"], cue_weight=row["cue_weight"], persist_threshold=row["threshold"],
                      oof_structural=row["structural"], oof_false_persist=(row["false_persist"], n_neg),
-                     oof_persist_recall=(int(round(row["persist_recall"] * n_pos)), n_pos), grid=grid)
+                     oof_persist_recall=(int(round(row["persist_recall"] * n_pos)), n_pos), grid=grid,
+                     scope_vectors=bool(row["scope_vectors"]),
+                     conditional_vectors=bool(row["conditional_vectors"]))
 
 
 def _apply(p: np.ndarray, t: float) -> np.ndarray:
@@ -376,6 +393,7 @@ def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAd
         sel = select_params(X, data, Cs=(1.0, 3.0), cue_weights=(1.0, 2.0), folds=4,
                             random_state=seed)
         model = AdmissionModel(sel.C, sel.cue_weight, sel.persist_threshold, embedder,
-                               random_state=seed).fit(X, data)
+                               random_state=seed, scope_vectors=sel.scope_vectors,
+                               conditional_vectors=sel.conditional_vectors).fit(X, data)
         _FITTED[key] = FittedAdmitter(model, sel, used)
     return _FITTED[key]
