@@ -31,6 +31,10 @@ def test_tables_sit_beside_the_paper_and_files_are_written(tmp_path: Path) -> No
     t12 = res.tables["table12"]
     assert set(t12.model) >= {"offline", "Gemma 4 31B", "GPT-5.6 Luna", "Claude Haiku 4.5"}
     assert "confusion_offline" in res.figures
+    roles = res.tables["roles"].set_index("role")
+    assert {"development", "held-out"} <= set(roles.index)
+    assert roles.loc["held-out", "structural"] == t11.loc["complete structural decision", "ours_k"]
+    assert roles.loc["development", "n"] == 128  # dev + dev2, scored out of fold
     written = {p.name for p in res.write(ctx.out_dir)}
     assert {"table11.csv", "table12.csv", "errors.csv", "confusion_offline.png",
             "report.md"} <= written
