@@ -197,7 +197,7 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
         sel = fit.selection
         n_dev = sel.oof_false_persist[1] + sel.oof_persist_recall[1]
         k = int(round(sel.oof_structural * n_dev))
-        rows.append({"role": "development", "data": "dev + dev2, out of fold (4 behaviour-grouped "
+        rows.append({"role": "development", "data": "dev + dev2 + dev3, out of fold (4 behaviour-grouped "
                      "folds)", "n": n_dev, "structural": f"{k}/{n_dev}",
                      "structural_rate": k / n_dev if n_dev else None, "boot_low": None,
                      "boot_high": None,

@@ -321,7 +321,7 @@ def _subset(data: TrainingSet, idx: np.ndarray) -> TrainingSet:
 
 
 # -- the development training set and the fitted admitter -----------------------------------------
-DEV_SPLITS: tuple[str, ...] = ("dev", "dev2")
+DEV_SPLITS: tuple[str, ...] = ("dev", "dev2", "dev3")
 #: PrefEval explicit preferences: every ``PREFEVAL_STRIDE``-th, each with weight ``PREFEVAL_WEIGHT``
 PREFEVAL_STRIDE = 4
 PREFEVAL_WEIGHT = 0.2
