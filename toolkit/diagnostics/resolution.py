@@ -152,6 +152,7 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
     rows, text = [], []
     for role, name, note in (("development", "dev", "tuned on: the cue grammar was written on "
                               "these cases and the semantic thresholds read off them"),
+                             ("development", "dev2", "informal wordings; thresholds read off them"),
                              ("held-out", "heldout", "never tuned on")):
         recs, gold = load_cases(name)
         grown = [grow_library(c, 60, 0, seed=ctx.seed, pool=pool).model_copy(

@@ -824,6 +824,8 @@ def resolve_grammar(
 
 
 _SEMANTIC: dict[str, SemanticParams] = {}
+#: development case files (``fixtures/resolution/<name>.jsonl``); dev2 holds informal wordings
+DEV_CASES: tuple[str, ...] = ("dev", "dev2")
 
 
 def semantic_params(embedder: str = "minilm") -> SemanticParams:
@@ -846,9 +848,12 @@ def development_cases() -> list[tuple[ResolutionInput, ResolutionGold]]:
     d = fixtures_dir() / "resolution"
     require_role(d / "dev.jsonl", "fit")
     require_role(d / "dev_gold.jsonl", "fit")
-    recs, gold = load_cases("dev")
-    out = [(r, gold[r.id]) for r in recs]
-    out += [(grow_library(r, 60, 0, seed=0), gold[r.id]) for r in recs]
+    out = []
+    for name in DEV_CASES:
+        require_role(d / f"{name}.jsonl", "fit")
+        recs, gold = load_cases(name)
+        out += [(r, gold[r.id]) for r in recs]
+        out += [(grow_library(r, 60, 0, seed=0), gold[r.id]) for r in recs]
     return out
 
 

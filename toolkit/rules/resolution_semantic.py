@@ -9,8 +9,9 @@ layer reads the same correction with sentence vectors (``toolkit.llm.get_embedde
 - ``add`` with no change cue whose clause is near a rule (cosine >= ``reuse``), or that says it
   is said again ("again", "as I said") and is at least as near its best rule as every
   development restatement was to its own (cosine >= ``unrelated``), is that rule: ``reuse``;
-- ``add`` with a retraction or narrowing cue and a near rule (cosine >= ``target``) targets it
-  (``retract`` / ``revise``);
+- ``add`` (or nothing the grammar could place) with a retraction cue retracts its nearest rule
+  when that rule is at least as near as every development restatement was to its own (cosine >=
+  ``unrelated``); ``add`` with a narrowing cue and a near rule (cosine >= ``target``) revises it;
 - ``reuse`` of a rule the clause is far from (cosine < ``unrelated``) is not trusted: the
   resolver abstains (``status: unknown``, ``updates: null``) instead of reusing an unrelated rule.
 
@@ -90,7 +91,7 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
         # no directive the grammar could read ("that was an essay again"): a complaint that
         # says it is said again is a restatement of its nearest rule, when near enough
         whole = segment_cues(record.correction)
-        if not (whole.restatement and not whole.temporary):
+        if whole.temporary or not (whole.restatement or whole.retraction):
             return Check([], False, ())
         proposals = [Proposal("add", None, record.correction)]
         fallback = True
@@ -113,8 +114,10 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
             notes.append(f"add->reuse {best_id} (cos {best_sim:.2f})")
             taken.add(best_id)
             continue
-        if p.op == "add" and best_sim >= params.target and best_id not in taken and (
-                cues.retraction or ((cues.project or cues.conditions) and not cues.lasting)):
+        retracts = cues.retraction and best_sim >= params.unrelated
+        if p.op == "add" and best_id not in taken and (retracts or (
+                best_sim >= params.target and (cues.project or cues.conditions)
+                and not cues.lasting)):
             op = "retract" if cues.retraction else "revise"
             out.append(Proposal(op, best_id, p.quote, behavior=p.behavior, scope=p.scope,
                                 conditions=p.conditions, exceptions=p.exceptions))
