@@ -11,7 +11,8 @@ layer reads the same correction with sentence vectors (``toolkit.llm.get_embedde
   development restatement was to its own (cosine >= ``unrelated``), is that rule: ``reuse``;
 - ``add`` (or nothing the grammar could place) with a retraction cue retracts its nearest rule
   when that rule is at least as near as every development restatement was to its own (cosine >=
-  ``unrelated``); ``add`` with a narrowing cue and a near rule (cosine >= ``target``) revises it;
+  ``unrelated``); so does a lasting replacement ("swap X out, Y from now on"), which replaces it;
+  ``add`` with a narrowing cue and a near rule (cosine >= ``target``) revises it;
 - ``reuse`` of a rule the clause is far from (cosine < ``unrelated``) is not trusted: the
   resolver abstains (``status: unknown``, ``updates: null``) instead of reusing an unrelated rule.
 
@@ -115,10 +116,11 @@ def check(record: ResolutionInput, proposals: list, params: SemanticParams) -> C
             taken.add(best_id)
             continue
         retracts = cues.retraction and best_sim >= params.unrelated
-        if p.op == "add" and best_id not in taken and (retracts or (
+        replaces = cues.replacement and cues.lasting and best_sim >= params.unrelated
+        if p.op == "add" and best_id not in taken and (retracts or replaces or (
                 best_sim >= params.target and (cues.project or cues.conditions)
                 and not cues.lasting)):
-            op = "retract" if cues.retraction else "revise"
+            op = "retract" if cues.retraction else "replace" if cues.replacement else "revise"
             out.append(Proposal(op, best_id, p.quote, behavior=p.behavior, scope=p.scope,
                                 conditions=p.conditions, exceptions=p.exceptions))
             notes.append(f"add->{op} {best_id} (cos {best_sim:.2f})")
