@@ -187,14 +187,14 @@ def requested_batches(ctx: Any, kind: str, marker: str) -> list[Path]:
     dirs = ctx.options.get("first_contact") or []
     if isinstance(dirs, str):
         dirs = [d for d in dirs.split(",") if d]
-    return [Path(d) for d in dirs if (Path(d) / marker).exists()]
+    return [Path(d).resolve() for d in dirs if (Path(d) / marker).exists()]
 
 
 def all_batches(ctx: Any, kind: str, marker: str, root: Path) -> list[Path]:
     """Requested batches plus the shipped ones under ``fixtures/<kind>/firstcontact``."""
     seen: dict[str, Path] = {}
     for b in [*first_contact_batches(kind, root), *requested_batches(ctx, kind, marker)]:
-        seen.setdefault(str(b.resolve()), b)
+        seen.setdefault(str(b.resolve()), b.resolve())
     return list(seen.values())
 
 
