@@ -10,6 +10,7 @@ from toolkit.diagnostics.admission import prefeval_part, run, table11
 from toolkit.llm import Gateway
 from toolkit.paper import paper_figures
 from toolkit.rules.admission_eval import FRAMINGS, framing_confusion, load_split, score_rows
+from toolkit.rules.admission_model import DEV_SPLITS
 from toolkit.runs import RunContext
 
 
@@ -31,10 +32,14 @@ def test_tables_sit_beside_the_paper_and_files_are_written(tmp_path: Path) -> No
     t12 = res.tables["table12"]
     assert set(t12.model) >= {"offline", "Gemma 4 31B", "GPT-5.6 Luna", "Claude Haiku 4.5"}
     assert "confusion_offline" in res.figures
+    roles = res.tables["roles"].set_index("role")
+    assert {"development", "held-out"} <= set(roles.index)
+    assert roles.loc["held-out", "structural"] == t11.loc["complete structural decision", "ours_k"]
+    assert roles.loc["development", "n"] == 64 * len(DEV_SPLITS)  # scored out of fold
     written = {p.name for p in res.write(ctx.out_dir)}
     assert {"table11.csv", "table12.csv", "errors.csv", "confusion_offline.png",
             "report.md"} <= written
-    assert "PrefEval" not in " ".join(res.text)
+    assert not any(t.startswith("PrefEval explicit preferences (") for t in res.text)
 
 
 def test_scoring_catches_wrong_scope_and_condition() -> None:

@@ -137,9 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="protocol: the task-solving agent, offline (default) | openai/<m> | openai-api/<svc>/<m>")
     r.add_argument("--method", action="append", default=None, metavar="X",
                    help="protocol: memory method by name or package.module:Class (repeatable; default: all five)")
-    r.add_argument("--first-contact", default=None, metavar="DIR",
-                   help="fidelity: score a new batch (DIR/points.jsonl, DIR/profiles/) once and record commit, "
-                        "date and scores in DIR/FIRST_CONTACT.json before printing; refuses a second time")
+    r.add_argument("--first-contact", action="append", default=[], metavar="DIR",
+                   help="score a batch written apart once and record commit, date and scores in "
+                        "DIR/FIRST_CONTACT.json (fidelity: DIR/points.jsonl + DIR/profiles/; admission, "
+                        "resolution: their input and gold files); refuses a second time; repeatable")
     _add_model_args(r, multi=True)
 
     a = sub.add_parser("admit", help="correction admission and rule extraction")
@@ -391,10 +392,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for m in args.method:
             method_class(m)  # fail early (exit 2) on a method that does not load
         options["methods"] = list(args.method)
-    if getattr(args, "first_contact", None):
-        if names != ["fidelity"]:
-            raise UsageError("--first-contact works with 'prefmem reproduce fidelity' only")
-        options["first_contact"] = args.first_contact
+    if args.first_contact:
+        options["first_contact"] = list(args.first_contact)
     if getattr(args, "embedder", None):
         from toolkit.llm import get_embedder
 

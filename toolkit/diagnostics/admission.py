@@ -173,8 +173,69 @@ def prefeval_part(ctx: RunContext) -> tuple[pd.DataFrame | None, str]:
             f"({k / max(n_all, 1):.1%}, Wilson 95% CI {lo:.1%}-{hi:.1%}); "
             f"{int((df.status != 'ok').sum())} unknown (their own count; over the "
             f"{n_known} answered: {k / max(n_known, 1):.1%}). The rest are grouped by reason below. "
-            "These are standing first-person preferences, so a high persisted share is expected.")
+            "These are standing first-person preferences, so a high persisted share is expected. "
+            "The offline admitter was fit with every 4th of them as an auxiliary lasting row, so "
+            "this share is partly in-sample.")
     return grouped.reset_index(drop=True)[["decision", "reason", "description", "count", "share"]], note
+
+
+def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Development (out-of-fold), held-out and first-contact rows, each with its data role.
+
+    A first-contact batch named with ``--first-contact DIR`` is scored once and recorded with
+    :func:`toolkit.splits.record_first_contact`; afterwards its row is read from that record."""
+    from pathlib import Path
+
+    from toolkit.diagnostics import _firstcontact as fc
+    from toolkit.rules.admission_model import fitted_admitter
+
+    first = ctx.models[0]
+    rows = []
+    text = []
+    if ctx.chat_model(first).is_offline:
+        fit = fitted_admitter(ctx.seed)
+        sel = fit.selection
+        n_dev = sel.oof_false_persist[1] + sel.oof_persist_recall[1]
+        k = int(round(sel.oof_structural * n_dev))
+        rows.append({"role": "development", "data": "dev + dev2 + dev3, out of fold (4 behaviour-grouped "
+                     "folds)", "n": n_dev, "structural": f"{k}/{n_dev}",
+                     "structural_rate": k / n_dev if n_dev else None, "boot_low": None,
+                     "boot_high": None,
+                     "erroneous_persistence": "{}/{}".format(*sel.oof_false_persist),
+                     "persistent_recall": "{}/{}".format(*sel.oof_persist_recall),
+                     "task_local_rejected": None, "underspecified_deferred": None, "unknown": 0,
+                     "recorded": None})
+        text.append(
+            f"Learned admitter ({first}): C={sel.C:g}, cue weight {sel.cue_weight:g}, persist "
+            f"threshold {sel.persist_threshold:.3f}, chosen by behaviour-grouped CV on development "
+            f"data only ({'; '.join(fit.corpora)}); out of fold: structural {k}/{n_dev}, "
+            f"non-lasting persisted {sel.oof_false_persist[0]}/{sel.oof_false_persist[1]}, persist "
+            f"recall {sel.oof_persist_recall[0]}/{sel.oof_persist_recall[1]}.")
+    rows.append(fc.admission_role_row("held-out", "fixtures/admission/heldout.jsonl (first "
+                                      "committed text)", fc.admission_scores(heldout, ctx.seed),
+                                      recorded=None))
+    chat = ctx.chat_model(first)
+
+    def admit(recs: list[AdmissionInput]) -> list[dict]:
+        return [a.as_dict() for a in admit_detailed(recs, chat, seed=ctx.seed)]
+
+    for batch in fc.all_batches(ctx, "admission", "admission.jsonl", fixtures_dir()):
+        requested = batch in fc.requested_batches(ctx, "admission", "admission.jsonl")
+        rec = fc.first_contact_of(batch)
+        if rec is None and not requested:
+            continue
+        rec = fc.score_first_contact(
+            batch, f"admission ({first})", lambda b: fc.admission_batch(b, admit, ctx.seed))
+        rows.append(fc.admission_role_row("first-contact", fc.batch_label(Path(batch)),
+                                          rec["scores"], recorded=f"{rec['date']} {rec['commit'][:12]}"))
+        s = rec["scores"]
+        text.append(
+            f"First contact {fc.batch_label(Path(batch))} (scored once on {rec['date']}, commit "
+            f"{rec['commit'][:12]}): structural {s['structural']['k']}/{s['structural']['n']}, "
+            f"non-lasting persisted {s['erroneous_persistence']['k']}/"
+            f"{s['erroneous_persistence']['n']}, persist recall {s['persistent_recall']['k']}/"
+            f"{s['persistent_recall']['n']}, unknown {s['unknown']}.")
+    return pd.DataFrame(rows), text
 
 
 def run(ctx: RunContext) -> Result:
@@ -224,6 +285,9 @@ def run(ctx: RunContext) -> Result:
         text.append(note)
         if pref_table is not None:
             tables["prefeval_reasons"] = pref_table
+    roles, role_text = admission_roles(ctx, per_model[first])
+    tables["roles"] = roles
+    text[0:0] = role_text
     meta = {"n_heldout": len(records), "models": list(ctx.models), "seed": ctx.seed,
             "counts": {m: summary_counts(s) for m, s in per_model.items()},
             "unknown": {m: int(s.unknown.sum()) for m, s in per_model.items()}}

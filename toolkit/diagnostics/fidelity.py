@@ -22,7 +22,7 @@ import pandas as pd
 
 from toolkit.datasets.jsonl import read_jsonl
 from toolkit.diagnostics.result import Result
-from toolkit.errors import PrefmemError
+from toolkit.errors import PrefmemError, UsageError
 from toolkit.paper import paper_figures
 from toolkit.profiles import Profile, load_profiles
 from toolkit.records import AnnotatedPoint
@@ -204,7 +204,11 @@ def run(ctx: RunContext) -> Result:
         ctx.record_prompt("simuser_respond")
     paper = paper_figures("fidelity")
     if "first_contact" in ctx.options:
-        folder = Path(ctx.options["first_contact"])
+        dirs = ctx.options["first_contact"]
+        dirs = [dirs] if isinstance(dirs, str) else list(dirs)
+        if len(dirs) != 1:
+            raise UsageError("fidelity --first-contact takes one batch folder per run")
+        folder = Path(dirs[0])
         report = score_first_contact(folder, model, seed=ctx.seed)
         row = table_row(f"first-contact {folder.name}", "first-contact", report)
         return Result(name="fidelity", tables={"table10": pd.DataFrame([row])},

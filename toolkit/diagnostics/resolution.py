@@ -132,6 +132,57 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
     return out
 
 
+def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str]]:
+    """Development, held-out and first-contact rows (2-rule and ~60-rule libraries), each with its
+    data role. A batch named with ``--first-contact DIR`` is scored once and recorded."""
+    from pathlib import Path
+
+    from toolkit.diagnostics import _firstcontact as fc
+
+    first = ctx.models[0]
+    chat = ctx.chat_model(first)
+    tag = first.replace("/", "_")
+
+    def outputs(stage: str, recs: list[ResolutionInput]) -> list[ResolutionOutput]:
+        res = resolve_logged(ctx, stage, first, recs)
+        return [ResolutionOutput(id=r.id, status="unknown" if x["status"] != "ok" else "ok",
+                                 updates=None if x["status"] != "ok" else x["updates"])
+                for r, x in zip(recs, res, strict=True)]
+
+    rows, text = [], []
+    for role, name, note in (("development", "dev", "tuned on: the cue grammar was written on "
+                              "these cases and the semantic thresholds read off them"),
+                             ("development", "dev2", "informal wordings; thresholds read off them"),
+                             ("held-out", "heldout", "never tuned on")):
+        recs, gold = load_cases(name)
+        grown = [grow_library(c, 60, 0, seed=ctx.seed, pool=pool).model_copy(
+            update={"id": f"{c.id}@60"}) for c in recs]
+        g2 = {**gold, **{g.id: gold[g.id.split("@")[0]].model_copy(update={"id": g.id})
+                         for g in grown}}
+        allr = [*recs, *grown]
+        s = fc.resolution_scores(allr, outputs(f"roles-{name}-{tag}", allr), g2)
+        rows += fc.resolution_role_rows(role, f"fixtures/resolution/{name}.jsonl ({note})", s,
+                                        recorded=None)
+    for batch in fc.all_batches(ctx, "resolution", "resolution.jsonl", fixtures_dir()):
+        requested = batch in fc.requested_batches(ctx, "resolution", "resolution.jsonl")
+        if fc.first_contact_of(batch) is None and not requested:
+            continue
+        rec = fc.score_first_contact(
+            batch, f"resolution ({first})",
+            lambda b: fc.resolution_batch(b, lambda recs: [r.output() for r in resolve(
+                recs, chat, seed=ctx.seed)]))
+        label = fc.batch_label(Path(batch))
+        rows += fc.resolution_role_rows("first-contact", label, rec["scores"],
+                                        recorded=f"{rec['date']} {rec['commit'][:12]}")
+        parts = [f"{g} libraries: decision {rec['scores'][g]['decision']}/{rec['scores'][g]['n']}, "
+                 f"decision+target {rec['scores'][g]['decision_target']}/{rec['scores'][g]['n']}, "
+                 f"unknown {rec['scores'][g]['unknown']}"
+                 for g in ("small", "large") if rec["scores"][g]["n"]]
+        text.append(f"First contact {label} (scored once on {rec['date']}, commit "
+                    f"{rec['commit'][:12]}): " + "; ".join(parts) + ".")
+    return pd.DataFrame(rows), text
+
+
 def run(ctx: RunContext) -> Result:
     """Held-out decision accuracy, growth to 497 rules, and the long-run simulation."""
     opts = ctx.options
@@ -299,6 +350,8 @@ def run(ctx: RunContext) -> Result:
         f"introduced, restated, revised, replaced and retracted; {lr_seeds} seed(s). 'append-only' "
         f"is a memory that stores every non-temporary message and never edits.",
     ]
+    roles, role_text = resolution_roles(ctx, pool)
+    text[0:0] = role_text
     meta = {
         "cases": name,
         "n_cases": len(cases),
@@ -312,6 +365,7 @@ def run(ctx: RunContext) -> Result:
         name="resolution",
         tables={
             "resolution": table,
+            "roles": roles,
             "resolution_cases": cases_df,
             "resolution_categories": cats,
             "resolution_growth": growth,

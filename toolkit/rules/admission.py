@@ -21,8 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 from toolkit.records import AdmissionInput, AdmissionOutput, Message
-from toolkit.rules.classifier import dev_classifier
 from toolkit.rules.cues import Cues, parse_cues
+from toolkit.text import load_table
+
+_T = load_table("admission/signal")  # toolkit/resources/admission/signal.yaml
 
 Decision = Literal["persist", "task_local", "defer"]
 
@@ -41,49 +43,27 @@ REASONS: dict[str, str] = {
     "vague": "defer: activation left vague",
     "no_behavior": "defer: no reusable behaviour could be identified",
     "undetermined": "defer: persistence or scope could not be determined",
+    "model": "decided by the learned admitter (sentence vector + cue features)",
+    "below_operating_point": "defer: P(persist) below the operating point (at most 1 in 50 "
+    "non-lasting instructions persisted on development folds)",
     "llm": "decided by the model",
     "unknown": "unknown: the model's answer was malformed twice",
 }
 
-_SIGNAL = re.compile(
-    r"(?i)\b(?:please|don'?t|do not|never|always|stop|avoid|use|add|remove|keep|make sure|should|"
-    r"must|need(?:s)? to|instead|rather than|prefer|wrong|not|no|fix|run|write|put|change|"
-    r"rename|update|include|ask|delete|follow|want|like|hate|dislike|love|allergic|only|"
-    r"remember|again|why did you|ensure|let'?s|skip|leave|try|check|move|split|explain|give|"
-    r"respond|reply|answer|format|sort|pin|open|push|commit|mention|switch|swap|turn|cut|"
-    r"take|wrap|sign|go|be|is|are|i'?m|i am)\b"
-)
-_NON_SIGNAL = re.compile(
-    r"(?i)^\s*(?:thanks?(?: you)?|thank you|ok(?:ay)?|great|cool|nice|perfect|got it|sounds good|"
-    r"looks good|lgtm|yes|no|sure|done|hi|hello|hey)[\s.!]*$"
-)
+_SIGNAL = _T["signal"]
+_NON_SIGNAL = _T["non_signal"]
 # a polite request or suggestion voiced as a question still directs the agent
-_REQUEST_Q = re.compile(
-    r"(?i)^\W*(?:(?:hey|ok(?:ay)?|so|and|also|btw|please|pls)\b[\s,]*)*(?:(?:can|could|would|"
-    r"will)(?:n'?t)? (?:you|u|ya)|would you mind|mind|why (?:don'?t|not|won'?t) you|how about|"
-    r"what about|shall (?:we|you)|please)\b"
-)
+_REQUEST_Q = _T["request_q"]
 _QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 # a concrete artefact at hand: a file name, a line number, a named function call
-_CONCRETE = re.compile(
-    r"(?i)\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|md|cfg|toml|ya?ml|json|sh|"
-    r"c|h|cpp|sql|txt|ini|lock)\b|\bline \d+\b|\b\w+\(\)"
-)
-_ANAPHORA = re.compile(r"(?i)\b(?:that|this|it|those|these|them|the same|so)\b")
-_CONTENT_STOP = frozenset(
-    "do doing did don't dont that this it those these them again the a an same please so you "
-    "your me i not no never always stop just thing things way like".split()
-)
-_REJECT = re.compile(
-    r"(?i)\b(?:instead of|rather than|not|don'?t|do not|never|avoid|no more|stop|without)\s+"
-    r"([^,.;:!?]+)"
-)
+_CONCRETE = _T["concrete"]
+_ANAPHORA = _T["anaphora"]
+_CONTENT_STOP = _T["content_stop"]
+_REJECT = _T["reject"]
 # "X is fine": the tail is found first (anchored at the start of a whitespace run), then the
 # clause start is looked up backwards. The old one-regex form ``([^,.;:!?]+?)\s+(?:is|are)...``
 # retried the lazy group from every position: quadratic (80 KB took 66 s).
-_ACCEPT_TAIL = re.compile(
-    r"(?i)(?<!\s)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|acceptable|allowed|alright|good)\b"
-)
+_ACCEPT_TAIL = _T["accept"]
 _CLAUSE_PUNCT = re.compile(r"[,.;:!?]")
 
 
@@ -230,48 +210,44 @@ def allowed_decisions(cues: Cues, signal: bool, text: str = "") -> tuple[tuple[D
 
 
 def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[Admission]:
-    """Offline admission: cue grammar + clause parsing + the dev-set classifier, per message."""
+    """Offline admission: the learned admitter (:mod:`toolkit.rules.admission_model`) decides
+    persist / task_local / defer, the scope and the conditional flag; the cue grammar supplies
+    the behaviour, activation and exact quotes."""
     if not records:
         return []
-    clf = dev_classifier(seed)
-    proba = clf.predict_proba([r.text for r in records])
-    classes = [str(c) for c in clf.classes_]
-    out: list[Admission] = []
-    for rec, p in zip(records, proba, strict=True):
-        out.append(
-            _decide(rec, parse_cues(rec.text), dict(zip(classes, map(float, p), strict=True)))
-        )
-    return out
+    from toolkit.rules.admission_model import Features, fitted_admitter
+
+    fit = fitted_admitter(seed)
+    X = Features.of([r.text for r in records], fit.model.embedder)
+    decided = fit.model.decide(X)
+    p_project = fit.model.scope_proba(X)
+    p_cond = fit.model.conditional_proba(X)
+    return [
+        _decide(rec, parse_cues(rec.text), d, float(pp), float(pc))
+        for rec, d, pp, pc in zip(records, decided, p_project, p_cond, strict=True)
+    ]
 
 
-def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admission:
-    """Combine the grammar's permitted set with the classifier's probabilities."""
+def _decide(rec: AdmissionInput, cues: Cues, decided: tuple[str, str, dict[str, float]],
+            p_project: float, p_conditional: float) -> Admission:
+    """One reading: the model's decision and heads, the grammar's spans."""
+    decision, reason, probs = decided
     signal = detect_signal(rec.text)
-    allowed, reason = allowed_decisions(cues, signal, rec.text)
-    decision: Decision = max(allowed, key=lambda d: (probs.get(d, 0.0), -allowed.index(d)))
-    if decision != allowed[0] and len(allowed) > 1:
-        reason = "undetermined" if decision == "defer" else reason
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
     quotes = tuple(q for q in cues.quotes if q and q in rec.text)
-    grounded = (
-        any(
-            s.kind in {"lasting", "friction", "project", "preference", "retraction", "global"}
-            for s in cues.spans
-        )
-        or cues.generic_condition
-    ) and cues.behavior_quote is not None
+    if not signal:
+        decision, reason = "task_local", "no_signal"
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
         decision, reason = "defer", "no_behavior"
-    if decision == "persist" and not grounded:
-        decision, reason = "defer", "undetermined"
     persist = decision == "persist"
+    conditional = persist and p_conditional >= 0.5
     return Admission(
         id=rec.id,
-        decision=decision,
-        scope=(cues.scope or "global") if persist else None,
-        conditional=persist and cues.condition is not None,
-        activation=cues.condition if persist else None,
+        decision=decision,  # type: ignore[arg-type]
+        scope=("project" if p_project >= 0.5 else "global") if persist else None,
+        conditional=conditional,
+        activation=cues.condition if conditional else None,
         behavior=behavior,
         quotes=quotes,
         exceptions=(cues.exception,) if cues.exception else (),
@@ -281,7 +257,8 @@ def _decide(rec: AdmissionInput, cues: Cues, probs: dict[str, float]) -> Admissi
         signal=signal,
         reason=reason,
         method="offline",
-        probabilities={k: round(v, 6) for k, v in sorted(probs.items())},
+        probabilities={k: round(v, 6) for k, v in sorted(probs.items())}
+        | {"project": round(p_project, 6), "conditional": round(p_conditional, 6)},
     )
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.llm.gateway import ChatModel, Outcome, StructuredRequest
 from toolkit.llm.prompts import load_prompt
+from toolkit.paper import fixtures_dir
 from toolkit.records import ResolutionInput, ResolutionOutput, Rule, Update
 from toolkit.rules.library import Change
 from toolkit.rules.resolution_cues import (
@@ -47,7 +48,16 @@ from toolkit.rules.resolution_cues import (
     values,
     words,
 )
+from toolkit.rules.resolution_eval import (
+    ResolutionGold,
+    load_cases,
+)
+from toolkit.rules.resolution_semantic import SemanticParams
+from toolkit.rules.resolution_semantic import check as semantic_check
 from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
+from toolkit.text import load_table
+
+_T = load_table("resolution/updates")  # toolkit/resources/resolution/updates.yaml
 
 Op = Literal["reuse", "revise", "replace", "add", "retract"]
 OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
@@ -131,7 +141,12 @@ def retrieve_candidates(
             key = rank * 10 + min(qi, 9)
             if rule.id not in seen or key < seen[rule.id][0]:
                 seen[rule.id] = (key, rule)
-    return [r for _, r in sorted(seen.values(), key=lambda kr: (kr[0], kr[1].id))]
+    ranked = [r for _, r in sorted(seen.values(), key=lambda kr: (kr[0], kr[1].id))]
+    # the semantic layer: rules nearest by sentence vectors (a restatement with no shared word)
+    from toolkit.rules.resolution_semantic import nearest_rules
+
+    have = {r.id for r in ranked}
+    return ranked + [r for r in nearest_rules(record, k) if r.id not in have]
 
 
 def session_excerpts(record: ResolutionInput, query: str, n: int = MAX_EXCERPTS) -> list[str]:
@@ -174,7 +189,7 @@ def _agrees(a: str, b: str) -> bool:
     return bool(same - literal)
 
 
-_TRIGGER = re.compile(r"\b(before|after|when|whenever|while|once|if)\s+\w+ing\b[^,.;:]*", re.I)
+_TRIGGER = _T["trigger"]
 
 
 def _other_trigger(cues: SegmentCues, rule: Rule) -> bool:
@@ -214,13 +229,7 @@ def _rejected_in_rule(text: str, rule: Rule) -> bool:
     return False
 
 
-_REJECTED = re.compile(
-    r"\b(?:instead of|rather than|in place of|not|no more|stop using|stop|"
-    r"switch(?:ed|ing)? (?:away )?from|moved? (?:away )?from|over|replace|remove|avoid|"
-    r"eliminate|get rid of|never use|never)\s+(?:the |a |an |using |all |"
-    r"with |any )?(?P<old>[\w.+#-]+(?: [\w.+#-]+)?)",
-    re.I,
-)
+_REJECTED = _T["rejected"]
 
 
 def _negation_hits(text: str, rule: Rule, cues: SegmentCues) -> bool:
@@ -344,11 +353,7 @@ def _match_scores(
     return sorted(scored, key=lambda sr: (-round(sr[0], 9), sr[1].id))
 
 
-_POSITIVE_SWITCH = re.compile(
-    r"^\s*(use|go with|switch to|prefer|go back to)\b|"
-    r"\b(go back to|switch back to|use \S+ again)\b",
-    re.I,
-)
+_POSITIVE_SWITCH = _T["positive_switch"]
 
 
 def _is_referential(cues: SegmentCues) -> bool:
@@ -357,21 +362,11 @@ def _is_referential(cues: SegmentCues) -> bool:
     )
 
 
-_ONLY = re.compile(
-    r"^\s*(?:(?:please|but|and|so),?\s+)?(?:only|just)\s+(?!this\b|once\b|now\b)", re.I
-)
+_ONLY = _T["only"]
 
 
-_CEASE = re.compile(
-    r"^\s*(?:(?:please|ok|okay|so|and|also|but|oh),?\s+)*(?:stop|quit|cease|no more|"
-    r"enough with|enough of|ditch|drop)\s+(?!worrying\b|being\b|the rule\b)(?P<what>[^,;.!?]+)",
-    re.I,
-)
-_ALTERNATIVE = re.compile(
-    r"\b(instead|rather than|in place of|switch|swap|replace|go with|prefer|"
-    r"use \w+|(from now on|going forward),? (use|write|put|do))\b",
-    re.I,
-)
+_CEASE = _T["cease"]
+_ALTERNATIVE = _T["alternative"]
 
 
 def _ceases(cues: SegmentCues, rule: Rule) -> bool:
@@ -426,7 +421,7 @@ def _differs(cues: SegmentCues, rule: Rule) -> bool:
     return len(fresh_c) >= 2 and len(fresh_r) >= 1
 
 
-_REMARK = re.compile(r"^\s*(nobody|no one|no-one|everybody|everyone|people)\b", re.I)
+_REMARK = _T["remark"]
 
 
 def _narrowing(cues: SegmentCues, rule: Rule) -> str | None:
@@ -704,9 +699,30 @@ def check_and_revise(
 
 
 def resolve_offline(
+    record: ResolutionInput, *, index: RuleIndex | None = None, k: int = TOP_K,
+    params: SemanticParams | None = None,
+) -> Resolution:
+    """The offline resolver for one correction (deterministic, order-independent): the cue
+    grammar's proposals, then the semantic checks (:mod:`toolkit.rules.resolution_semantic`)
+    with thresholds chosen on development cases; an untrusted reuse becomes ``unknown``."""
+    res = resolve_grammar(record, index=index, k=k)
+    return apply_semantic(record, res, params or semantic_params())
+
+
+def apply_semantic(record: ResolutionInput, res: Resolution, params: SemanticParams) -> Resolution:
+    """The semantic checks on a grammar resolution (a new object; ``res`` is not changed)."""
+    chk = semantic_check(record, res.proposals, params)
+    out = replace(res, proposals=list(chk.proposals), dropped=[*res.dropped, *chk.notes])
+    if chk.abstain:
+        out.status = "unknown"
+        out.proposals = []
+    return out
+
+
+def resolve_grammar(
     record: ResolutionInput, *, index: RuleIndex | None = None, k: int = TOP_K
 ) -> Resolution:
-    """The offline resolver for one correction (deterministic, order-independent)."""
+    """The cue grammar's resolution of one correction (before the semantic checks)."""
     index = index or RuleIndex().fit(record.library)
     w = TermWeights.for_rules(record.library)
     cands = retrieve_candidates(record, index, k)
@@ -805,6 +821,40 @@ def resolve_offline(
         ]
     res.proposals, res.dropped = check_and_revise(_merge(props), record, weights=w)
     return res
+
+
+_SEMANTIC: dict[str, SemanticParams] = {}
+#: development case files (``fixtures/resolution/<name>.jsonl``); dev2 holds informal wordings
+DEV_CASES: tuple[str, ...] = ("dev", "dev2")
+
+
+def semantic_params(embedder: str = "minilm") -> SemanticParams:
+    """Thresholds of the semantic checks, read off the development cases (cached per process;
+    see :func:`toolkit.rules.resolution_semantic.thresholds_from_cases`):
+    the 28 development cases in their own 2-rule libraries and grown to 60 rules with related
+    distractors; held-out and first-contact cases are never read here."""
+    if embedder not in _SEMANTIC:
+        from toolkit.rules.resolution_semantic import thresholds_from_cases
+
+        _SEMANTIC[embedder], _ = thresholds_from_cases(development_cases(), embedder)
+    return _SEMANTIC[embedder]
+
+
+def development_cases() -> list[tuple[ResolutionInput, ResolutionGold]]:
+    """Development cases at 2 rules and grown to 60 (one shuffled order), for tuning only."""
+    from toolkit.rules.distractors import grow_library
+    from toolkit.splits import require_role
+
+    d = fixtures_dir() / "resolution"
+    require_role(d / "dev.jsonl", "fit")
+    require_role(d / "dev_gold.jsonl", "fit")
+    out = []
+    for name in DEV_CASES:
+        require_role(d / f"{name}.jsonl", "fit")
+        recs, gold = load_cases(name)
+        out += [(r, gold[r.id]) for r in recs]
+        out += [(grow_library(r, 60, 0, seed=0), gold[r.id]) for r in recs]
+    return out
 
 
 # -- LLM method ----------------------------------------------------------------------------------

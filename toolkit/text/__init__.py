@@ -17,6 +17,7 @@ from toolkit.text._context import (  # noqa: F401,E402
     split_rule,
     word_modifiers,
 )
+from toolkit.text._tables import Entry, Table, load_table, table_names  # noqa: F401
 from toolkit.text._tokens import *  # noqa: F403
 from toolkit.text._tokens import (  # noqa: F401
     Token,

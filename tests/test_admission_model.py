@@ -1,0 +1,103 @@
+"""The learned admitter's estimator contract, its operating point, and first-contact recording."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from toolkit.diagnostics import _firstcontact as fc
+from toolkit.rules.admission_model import (
+    AdmissionModel,
+    Features,
+    TrainingSet,
+    _threshold,
+    cue_features,
+)
+from toolkit.splits import HeldOutError, require_role
+
+
+def _toy(n: int = 60, seed: int = 0) -> tuple[Features, TrainingSet]:
+    rs = np.random.RandomState(seed)
+    dec = (["persist"] * (n // 2)) + (["task_local"] * (n // 4)) + (["defer"] * (n - n // 2 - n // 4))
+    vec = rs.normal(size=(n, 8)).astype(np.float32)
+    for i, d in enumerate(dec):
+        vec[i, ("persist", "task_local", "defer").index(d)] += 3.0
+    vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+    cues = rs.randint(0, 2, size=(n, 5)).astype(np.float32)
+    scope = ["project" if i % 2 else "global" if d == "persist" else None
+             for i, d in enumerate(dec)]
+    scope = [s if d == "persist" else None for s, d in zip(scope, dec, strict=True)]
+    cond = [bool(i % 3 == 0) and d == "persist" for i, d in enumerate(dec)]
+    data = TrainingSet([f"t{i}" for i in range(n)], dec, scope, cond, [f"g{i % 6}" for i in range(n)],
+                       [1.0] * n, [True] * n)
+    return Features(vec, cues), data
+
+
+def test_estimator_contract_and_determinism() -> None:
+    X, data = _toy()
+    m = AdmissionModel(C=1.0, cue_weight=1.0, persist_threshold=0.6, random_state=3)
+    assert m.fit(X, data) is m
+    assert hasattr(m, "decision_") and hasattr(m, "classes_")
+    p1 = m.predict_proba(X)
+    p2 = clone(m).fit(X, data).predict_proba(X)
+    assert np.array_equal(p1, p2)
+    assert np.allclose(p1.sum(axis=1), 1.0)
+    assert set(map(str, m.classes_)) == {"persist", "task_local", "defer"}
+    assert not hasattr(AdmissionModel(), "decision_")  # __init__ only stores arguments
+
+
+def test_operating_point_defers_below_the_threshold() -> None:
+    X, data = _toy()
+    strict = AdmissionModel(persist_threshold=1.01).fit(X, data)
+    out = strict.decide(X)
+    assert not any(d == "persist" for d, _, _ in out)
+    assert any(reason == "below_operating_point" and d == "defer" for d, reason, _ in out)
+
+
+def test_threshold_keeps_false_persistence_within_the_constraint() -> None:
+    p = np.array([0.99, 0.95, 0.9, 0.7, 0.6, 0.3, 0.2])
+    pos = np.array([True, True, True, False, False, False, False])
+    t = _threshold(p, pos, 0.0)
+    assert 0.7 < t <= 0.9
+    assert int(((p >= t) & ~pos).sum()) == 0
+
+
+def test_deictic_reference_is_a_feature_not_a_rule() -> None:
+    a, b = cue_features(["Before you send this one over, strip the prints.",
+                         "Before you send anything over, strip the prints."])
+    assert not np.array_equal(a, b)
+
+
+def test_training_never_reads_held_out() -> None:
+    with pytest.raises(HeldOutError):
+        require_role("fixtures/admission/heldout.jsonl", "fit")
+
+
+def test_first_contact_is_scored_once_and_then_read(tmp_path) -> None:
+    (tmp_path / "admission.jsonl").write_text(
+        json.dumps({"id": "a", "text": "From now on, use tabs."}) + "\n"
+        + json.dumps({"id": "b", "text": "Use tabs in this file."}) + "\n")
+    (tmp_path / "admission.gold.jsonl").write_text(
+        json.dumps({"id": "a", "decision": "persist", "scope": "global", "conditional": False,
+                    "extra_field": 1}) + "\n"
+        + json.dumps({"id": "b", "decision": "task_local"}) + "\n")
+    calls = []
+
+    def admit(recs):
+        calls.append(len(recs))
+        return [{"id": "a", "decision": "persist", "scope": "global", "conditional": False,
+                 "status": "ok"}, {"id": "b", "decision": "persist", "scope": "global",
+                                   "conditional": False, "status": "ok"}]
+
+    rec = fc.score_first_contact(tmp_path, "admission (stub)",
+                                 lambda b: fc.admission_batch(b, admit, 0))
+    assert rec["scores"]["erroneous_persistence"]["k"] == 1
+    assert rec["scores"]["structural"]["k"] == 1 and rec["n"] == 2
+    again = fc.score_first_contact(tmp_path, "admission (stub)",
+                                   lambda b: fc.admission_batch(b, admit, 0))
+    assert again == rec and calls == [2]
+    with pytest.raises(Exception, match="belongs to"):
+        fc.score_first_contact(tmp_path, "resolution (stub)", lambda b: ({}, 0))
