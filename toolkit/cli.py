@@ -275,6 +275,8 @@ def cmd_meta(args: argparse.Namespace) -> int:
     facts = _read(args.facts, Fact)
     if not facts:
         raise InputError(f"{args.facts}: no fact records")
+    if args.folds > len(facts):
+        raise UsageError(f"--folds {args.folds}: more folds than facts ({len(facts)} in {args.facts})")
     report = meta_analysis(facts, folds=args.folds, seed=args.seed)
     if target is not None:
         target.write(json.dumps(report, indent=2) + "\n")
