@@ -137,6 +137,7 @@ def test_one_megabyte_costs_a_bounded_ratio_of_ten_kilobytes(verb):
     _check(verb, {k: SHAPES[k] for k in ("one-word", "spaces")}, BIG)
 
 
+@pytest.mark.slow  # ~4 min on 2 loaded cores; run with --runslow (and before merging regex rewrites)
 @pytest.mark.parametrize("verb", ["admit", "resolve", "drift", "simuser"])
 def test_every_text_shape_scales_linearly(verb):
     """Every adversarial shape at 100 KB against 10 KB (budget scaled: RATIO / 10)."""

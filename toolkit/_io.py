@@ -46,7 +46,7 @@ LIMITS_HELP = (
     f"input limits: files up to {MAX_FILE_BYTES // (1024 * 1024)} MB, lines up to "
     f"{MAX_LINE_BYTES // (1024 * 1024)} MB, nesting depth {MAX_DEPTH},\n"
     f"text fields up to {MAX_TEXT_CHARS} characters, numbers up to {MAX_NUMBER_CHARS} characters, "
-    f"{MAX_YAML_ALIASES} YAML aliases per file;\nUTF-8 only.\n"
+    f"{MAX_YAML_ALIASES} YAML aliases per file;\ndrift dialogues up to 1000 turns; UTF-8 only.\n"
     "bad input: one line 'file:line field: message' per problem, exit 1 (usage errors exit 2)."
 )
 

@@ -13,9 +13,17 @@ from typing import Any
 
 import yaml
 
-from toolkit._io import MAX_DEPTH, MAX_YAML_ALIASES, check_value, field_path, read_text
+from toolkit._io import (
+    MAX_DEPTH,
+    MAX_NUMBER_CHARS,
+    MAX_YAML_ALIASES,
+    check_value,
+    field_path,
+    read_text,
+)
 from toolkit.errors import InputError
 
+_INT, _FLOAT = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 #: most nodes a YAML file may expand to (aliases counted at every use)
 MAX_YAML_NODES = 200_000
 
@@ -76,7 +84,13 @@ def _walk(loader: _LimitedLoader, node: yaml.Node, path: tuple, lines: dict[tupl
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_walk(loader, v, path + (i,), lines, budget) for i, v in enumerate(node.value)]
-    return loader.construct_object(node)
+    if node.tag in (_INT, _FLOAT) and len(node.value) > MAX_NUMBER_CHARS:
+        raise _Refused(node.start_mark.line + 1, _field(path),
+                       f"number with {len(node.value)} characters (limit {MAX_NUMBER_CHARS})")
+    try:
+        return loader.construct_object(node)
+    except (ValueError, OverflowError) as exc:
+        raise _Refused(node.start_mark.line + 1, _field(path), f"cannot read this value ({exc})") from None
 
 
 def load_yaml_with_lines(path: str | Path) -> tuple[Any, dict[tuple, int]]:

@@ -297,6 +297,8 @@ def cmd_meta(args: argparse.Namespace) -> int:
     facts = _read(args.facts, Fact)
     if not facts:
         raise InputError(f"{args.facts}: no fact records")
+    if args.folds > len(facts):
+        raise UsageError(f"--folds {args.folds}: more folds than facts ({len(facts)} in {args.facts})")
     emb = None
     if args.embedder != "tfidf":
         from toolkit.llm import get_embedder

@@ -52,7 +52,8 @@ class Check(BaseModel):
 
     @model_validator(mode="after")
     def _value_fits(self) -> Check:
-        if self.type in _NEEDS_VALUE and not (isinstance(self.value, int) and self.value > 0):
+        if self.type in _NEEDS_VALUE and not (isinstance(self.value, int) and not isinstance(self.value, bool)
+                                              and self.value > 0):
             raise ValueError(f"check {self.type} needs a positive integer value")
         if self.type in _NEEDS_PATTERN:
             pat = self.pattern or self.value

@@ -182,7 +182,7 @@ class Turn(_Strict):
 
 class DriftInput(_Strict):
     id: str = Field(min_length=1)
-    turns: list[Turn] = Field(min_length=1)
+    turns: list[Turn] = Field(min_length=1, max_length=1000)  # the tracker is O(turns^2)
 
 
 class DriftOutput(_Output):
