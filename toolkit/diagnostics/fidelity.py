@@ -203,9 +203,9 @@ def run(ctx: RunContext) -> Result:
     if not model.is_offline:
         ctx.record_prompt("simuser_respond")
     paper = paper_figures("fidelity")
-    if "first_contact" in ctx.options:
-        dirs = ctx.options["first_contact"]
-        dirs = [dirs] if isinstance(dirs, str) else list(dirs)
+    dirs = ctx.options.get("first_contact") or []
+    dirs = [d for d in ([dirs] if isinstance(dirs, str) else dirs) if (Path(d) / "points.jsonl").exists()]
+    if dirs:  # batches for other diagnostics (admission, resolution) hold no points.jsonl
         if len(dirs) != 1:
             raise UsageError("fidelity --first-contact takes one batch folder per run")
         folder = Path(dirs[0])
