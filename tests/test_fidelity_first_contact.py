@@ -28,5 +28,7 @@ def test_first_contact_records_commit_date_and_scores_once(tmp_path, capsys):
     assert json.loads((batch / "FIRST_CONTACT.json").read_text()) == rec  # unchanged
 
 
-def test_first_contact_only_with_fidelity(tmp_path, capsys):
+def test_first_contact_needs_a_batch_for_the_diagnostic(tmp_path, capsys):
+    (tmp_path / "points.jsonl").write_text("")  # a fidelity batch is not an admission batch
     assert main(["reproduce", "admission", "--first-contact", str(tmp_path)]) == 2
+    assert "holds no batch" in capsys.readouterr().err

@@ -23,8 +23,7 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 #: notebooks owned by other branches whose stored outputs predate the toolkit.viz fix: they
 #: need one re-execution (python -m toolkit._nbexec); strict xfail fails once that is done,
 #: so the entry is then removed
-PENDING_REEXECUTION: set[str] = {"01_simulated_users.ipynb", "02_simulator_fidelity.ipynb",
-                                 "03_correction_admission.ipynb", "04_rule_resolution.ipynb"}
+PENDING_REEXECUTION: set[str] = set()
 
 
 def figure_problems(nb_path: Path) -> list[str]:

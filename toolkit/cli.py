@@ -395,6 +395,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             method_class(m)  # fail early (exit 2) on a method that does not load
         options["methods"] = list(args.method)
     if args.first_contact:
+        markers = {"fidelity": "points.jsonl", "admission": "admission.jsonl",
+                   "resolution": "resolution.jsonl"}
+        for d in args.first_contact:
+            if not any(n in names and (Path(d) / m).is_file() for n, m in markers.items()):
+                raise UsageError(
+                    f"--first-contact {d}: holds no batch for {', '.join(names)} (fidelity: "
+                    "points.jsonl; admission: admission.jsonl; resolution: resolution.jsonl)")
         options["first_contact"] = list(args.first_contact)
     if getattr(args, "embedder", None):
         from toolkit.llm import get_embedder
