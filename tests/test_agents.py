@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.llm_server import Reply
+from llm_server import Reply
 from toolkit.agents import (
     ContextItem,
     LLMAgent,

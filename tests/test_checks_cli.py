@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.llm_server import Reply
+from llm_server import Reply
 from toolkit.cli import main
 from toolkit.records import CompileOutput, JudgeOutput, SelectOutput
 

@@ -120,7 +120,7 @@ def test_readme_example_method_runs(tmp_path, monkeypatch):
 def test_retrieval_memory_llm_update_decisions_and_unknowns(llm_env):
     import json as _json
 
-    from tests.llm_server import Reply
+    from llm_server import Reply
     from toolkit.llm import Gateway
 
     model = Gateway(cache_mode="off").model("openai-api/local/test")

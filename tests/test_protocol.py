@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import Reply
+from llm_server import Reply
 from toolkit.cli import main
 from toolkit.protocol import ACCESS_COLUMNS, VIOLATION_COLUMNS
 
