@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from llm_server import Reply
+
 from toolkit.agents import (
     ContextItem,
     LLMAgent,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from llm_server import Reply
+
 from toolkit.cli import main
 from toolkit.records import CompileOutput, JudgeOutput, SelectOutput
 

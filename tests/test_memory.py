@@ -121,6 +121,7 @@ def test_retrieval_memory_llm_update_decisions_and_unknowns(llm_env):
     import json as _json
 
     from llm_server import Reply
+
     from toolkit.llm import Gateway
 
     model = Gateway(cache_mode="off").model("openai-api/local/test")

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from llm_server import Reply
+
 from toolkit.cli import main
 from toolkit.protocol import ACCESS_COLUMNS, VIOLATION_COLUMNS
 
