@@ -95,10 +95,10 @@ def test_llm_agent_path_completes_a_quick_run(llm_env, tmp_path):
 def test_method_from_a_test_file_runs_through_the_cli(tmp_path):
     out = tmp_path / "own"
     assert main(["reproduce", "protocol", "--quick", "--out", str(out), "--method", "no_memory",
-                 "--method", "tests.test_memory:KeepLast", "--cache-mode", "off"]) == 0
+                 "--method", "test_memory:KeepLast", "--cache-mode", "off"]) == 0
     viol = _rows(out / "protocol" / "violations.csv")
-    assert {r["method"] for r in viol} == {"no_memory", "tests.test_memory:KeepLast"}
-    assert [r["condition"] for r in _rows(out / "protocol" / "access_gap.csv")] == ["no_rules", "tests.test_memory:KeepLast"]
+    assert {r["method"] for r in viol} == {"no_memory", "test_memory:KeepLast"}
+    assert [r["condition"] for r in _rows(out / "protocol" / "access_gap.csv")] == ["no_rules", "test_memory:KeepLast"]
 
 
 def test_unloadable_method_is_a_usage_error(tmp_path, capsys):
