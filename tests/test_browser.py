@@ -142,6 +142,16 @@ def _shown(page) -> str:
 
 @pytest.mark.parametrize("name", list(NOTEBOOKS))
 def test_notebook_in_jupyterlab(browser, lab, name):
+    """Run the notebook through the UI; a second, fresh page only if the first one failed (a UI
+    under a loaded 2-core CI machine can miss a timeout once; twice fails the test)."""
+    try:
+        _check_notebook(browser, lab, name)
+    except Exception as first:  # noqa: BLE001 - any failure of the first page
+        print(f"first attempt failed, retrying once on a fresh page: {first!r}"[:500])
+        _check_notebook(browser, lab, name)
+
+
+def _check_notebook(browser, lab, name) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         _run_all(page, lab, name)
