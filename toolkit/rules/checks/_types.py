@@ -95,6 +95,15 @@ def _na(stage: str, what: str) -> Judgment:
     return Judgment("not_applicable", f"no {what} at the {stage} stage", (), "programmatic")
 
 
+def _no_reply(ev: EvidenceRecord) -> Judgment | None:
+    """The guard every reply check shares: not applicable before delivery, unknown without a reply."""
+    if ev.stage != "delivery":
+        return _na(ev.stage, "reply")
+    if ev.reply is None:
+        return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+    return None
+
+
 @dataclass(frozen=True)
 class MaxWords(Check):
     """An explicit word limit on the reply's prose (code blocks are not words of the reply)."""
@@ -106,10 +115,8 @@ class MaxWords(Check):
         return {"delivery": ["reply"]}
 
     def run(self, ev: EvidenceRecord) -> Judgment:
-        if ev.stage != "delivery":
-            return _na(ev.stage, "reply")
-        if ev.reply is None:
-            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        if (j := _no_reply(ev)) is not None:
+            return j
         n = tx.prose_word_count(ev.reply)
         first = " ".join(ev.reply.split()[:8])
         quote = first if first in ev.reply else ""
@@ -168,10 +175,8 @@ class JsonFields(Check):
         return {"type": self.type, "fields": list(self.fields)}
 
     def run(self, ev: EvidenceRecord) -> Judgment:
-        if ev.stage != "delivery":
-            return _na(ev.stage, "reply")
-        if ev.reply is None:
-            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        if (j := _no_reply(ev)) is not None:
+            return j
         obj = reply_json_object(ev.reply)
         if obj is None:
             q = ev.reply.strip()[:60]
@@ -332,10 +337,8 @@ class StartsWith(FieldEquals):
 
     def run(self, ev: EvidenceRecord) -> Judgment:
         if self.target == "reply" and not self.field:  # the reply itself must open with a literal
-            if ev.stage != "delivery":
-                return _na(ev.stage, "reply")
-            if ev.reply is None:
-                return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+            if (j := _no_reply(ev)) is not None:
+                return j
             return self._verdict(ev.reply, "the", ev.reply.strip()[:40])
         return super().run(ev)
 
@@ -359,10 +362,8 @@ class MaxLines(Check):
         return {"delivery": ["reply"]}
 
     def run(self, ev: EvidenceRecord) -> Judgment:
-        if ev.stage != "delivery":
-            return _na(ev.stage, "reply")
-        if ev.reply is None:
-            return Judgment("unknown", "the delivery evidence carries no reply", (), "programmatic")
+        if (j := _no_reply(ev)) is not None:
+            return j
         lines = [x for x in ev.reply.strip().splitlines() if x.strip()]
         label: Label = "violation" if len(lines) > self.value else "pass"
         quote = (lines[self.value].strip(),) if label == "violation" and lines[self.value].strip() in ev.reply else ()
