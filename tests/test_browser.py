@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -22,9 +23,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage"]  # small /dev/shm in containers crashes tabs
 TOKEN = "prefmem-browser-test"
 #: notebook -> (CSS selector of the control to move, how to move it)
 NOTEBOOKS = {"00_tour.ipynb": "select", "07_preference_drift.ipynb": "slider"}
@@ -88,7 +86,7 @@ def lab(tmp_path_factory):
                 time.sleep(0.5)
         else:
             pytest.fail("jupyter lab did not start in 120 s")
-        yield base
+        yield base, work
     finally:
         proc.terminate()
         try:
@@ -98,84 +96,31 @@ def lab(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def browser(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+#: the hard limit on one notebook's check, retry included: past it the driver's process group
+#: is killed and the test fails with the last stage it reached (never a hang of the suite)
+LIMIT_S = 420
 
 
-def _run_all(page, base: str, name: str) -> None:
-    page.goto(f"{base}/lab/tree/notebooks/{name}?token={TOKEN}", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook')",
-                           timeout=90_000)
-    page.wait_for_function(  # the kernel is up
-        """() => { const w = window.jupyterapp.shell.currentWidget;
-                   return w && w.sessionContext && w.sessionContext.session &&
-                          w.sessionContext.session.kernel &&
-                          w.sessionContext.session.kernel.status === 'idle'; }""",
-        timeout=120_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(  # every code cell has run, or one failed
-        """() => { const ps = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
-                   const failed = [...document.querySelectorAll('.jp-OutputArea-output')]
-                                  .some(o => o.textContent.includes('Traceback'));
-                   return failed || (ps.length > 0 && ps.every(p => /\\[\\d+\\]/.test(p.textContent))); }""",
-        timeout=240_000, polling=1000)
-    errors = [t for t in page.locator(".jp-OutputArea-output").all_inner_texts()
-              if "Traceback" in t]
-    assert not errors, errors[0][-1500:]
-
-
-#: what the widgets show: the HTML panes and the image sources
-_SHOWN_JS = """[...document.querySelectorAll('.widget-html-content, .jupyter-widgets img')]
-               .map(e => e.tagName === 'IMG' ? e.src + ':' + e.naturalWidth : e.innerHTML)
-               .join('|')"""
-
-
-def _shown(page) -> str:
-    return page.evaluate("() => " + _SHOWN_JS)
+def _lab_log(base_dir: Path) -> str:
+    log = base_dir / "lab.log"
+    return log.read_text(errors="replace")[-1500:] if log.exists() else ""
 
 
 @pytest.mark.parametrize("name", list(NOTEBOOKS))
-def test_notebook_in_jupyterlab(browser, lab, name):
-    """Run the notebook through the UI; a second, fresh page only if the first one failed (a UI
-    under a loaded 2-core CI machine can miss a timeout once; twice fails the test)."""
+def test_notebook_in_jupyterlab(lab, name):
+    """Run the notebook through the UI in a driver process (``tests/browser_drive.py``) with a
+    hard limit: a figure ``<img>`` shows, and moving the widget's control changes its output."""
+    base, work = lab
+    cmd = [sys.executable, str(Path(__file__).with_name("browser_drive.py")), base, TOKEN, name,
+           NOTEBOOKS[name]]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     try:
-        _check_notebook(browser, lab, name)
-    except Exception as first:  # noqa: BLE001 - any failure of the first page
-        print(f"first attempt failed, retrying once on a fresh page: {first!r}"[:500])
-        _check_notebook(browser, lab, name)
-
-
-def _check_notebook(browser, lab, name) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        _run_all(page, lab, name)
-        figures = page.locator(".jp-OutputArea-output img")
-        assert figures.count() >= 1, "no figure <img> in the outputs"
-        assert page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea-output img')]
-                                .some(i => i.naturalWidth > 100)"""), "figures did not load"
-        if NOTEBOOKS[name] == "select":
-            control = page.locator(".jupyter-widgets select").last
-            control.wait_for(state="attached", timeout=60_000)
-            control.scroll_into_view_if_needed()
-            before = _shown(page)
-            options = control.locator("option").all_inner_texts()
-            assert len(options) > 1
-            control.select_option(label=options[-1])
-        else:
-            handle = page.locator(".jupyter-widgets .noUi-handle, .jupyter-widgets .slider-handle").first
-            handle.wait_for(state="attached", timeout=60_000)
-            handle.scroll_into_view_if_needed()
-            before = _shown(page)
-            handle.focus()
-            for _ in range(4):
-                page.keyboard.press("ArrowRight")
-        page.wait_for_function("(b) => " + _SHOWN_JS + " !== b", arg=before, timeout=60_000)
-    finally:
-        page.close()
-
+        out, _ = proc.communicate(timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # chromium and its helpers go with it
+        out, _ = proc.communicate()
+        pytest.fail(f"{name}: the browser check passed its {LIMIT_S} s limit; it reached:\n"
+                    f"{out[-2000:]}\n--- jupyter lab log ---\n{_lab_log(work)}")
+    print(out)
+    assert proc.returncode == 0, f"{name}:\n{out[-2500:]}\n--- jupyter lab log ---\n{_lab_log(work)}"
