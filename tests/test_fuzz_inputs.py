@@ -25,9 +25,11 @@ from toolkit.errors import InputError
 from toolkit.profiles import load_profile
 from toolkit.records import RECORD_KINDS
 
-FUZZ = settings(max_examples=40, deadline=2000, derandomize=True, database=None,
+# no deadline: what is fuzzed is the answer to bad input, not its speed (a loaded 2-core CI
+# machine made a 2 s deadline fail once); speed lives in benchmarks/
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-FEW = settings(FUZZ, max_examples=10, deadline=10_000)
+FEW = settings(FUZZ, max_examples=10)
 
 EXAMPLES = {
     "admission": {"id": "a", "text": "Always run the linter.", "context": [{"role": "user", "content": "hi"}]},
