@@ -56,7 +56,10 @@ class _Bar:
     def __init__(self, desc: str, expected_s: float | None = None) -> None:
         from tqdm.auto import tqdm
 
+        # a worker of `prefmem reproduce --jobs N` draws on its own line
+        pos = int(os.environ.get("PREFMEM_BAR_POSITION", "0") or 0)
         self.tq: Any = tqdm(total=0, desc=desc, unit="step", leave=True, dynamic_ncols=True,
+                            position=pos or None,
                             bar_format="{desc}: {percentage:3.0f}%|{bar}| "
                                        "[{elapsed}<{remaining}]")
         self.units: list[float] = []  # per open stage: weight of one unit of its work
