@@ -494,6 +494,9 @@ def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Pa
         except BaseException:
             for f in futs.values():
                 f.cancel()
+            # the running ones stop too (SIGTERM: each leaves its manifest "interrupted")
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
             raise
 
 
