@@ -442,15 +442,28 @@ def _reproduce_one(name: str, args: argparse.Namespace, gw, data_dir: Path | Non
     return f"{result.summary()}\n[{name}] wrote {ctx.out_dir} in {elapsed:.1f}s\n"
 
 
+_STOPPING = False
+
+
+def _worker_stop(signum, frame) -> None:
+    """SIGTERM in a worker: the running diagnostic unwinds (manifest ``interrupted``) and the
+    worker starts none of the diagnostics already queued to it."""
+    global _STOPPING
+    _STOPPING = True
+    raise Terminated()
+
+
 def _worker_init(slots) -> None:
     """A worker process: its own progress-bar line, and SIGTERM unwinds like in the parent."""
     os.environ["PREFMEM_BAR_POSITION"] = str(slots.get())
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGTERM, _worker_stop)
 
 
 def _worker_run(name: str, args: argparse.Namespace, data_dir: Path | None,
                 options: dict) -> tuple[str, str]:
     """One diagnostic in a worker process, with a gateway of its own (the cache is shared)."""
+    if _STOPPING:
+        raise Terminated()
     gw = _gateway(args)
     text = _reproduce_one(name, args, gw, data_dir, options)
     return text, gw.ledger.summary() if gw.ledger.rows() else ""
