@@ -46,8 +46,10 @@ def progress_enabled() -> bool:
 
 
 #: expected full-scale seconds per diagnostic on 2 cores, for the first run's time-driven bar
-EXPECTED_S: dict[str, float] = {"fidelity": 20, "admission": 10, "resolution": 45,
-                                "utility": 120, "gating": 240, "drift": 60, "tour": 5}
+#: and the order `prefmem reproduce --jobs N` starts them in (longest first); fidelity, gating
+#: and utility from CPU times measured on 2 cores (a fresh cache: fidelity embeds)
+EXPECTED_S: dict[str, float] = {"fidelity": 700, "admission": 10, "resolution": 45,
+                                "utility": 170, "gating": 500, "drift": 60, "tour": 5}
 
 
 class _Bar:
@@ -56,7 +58,10 @@ class _Bar:
     def __init__(self, desc: str, expected_s: float | None = None) -> None:
         from tqdm.auto import tqdm
 
+        # a worker of `prefmem reproduce --jobs N` draws on its own line
+        pos = int(os.environ.get("PREFMEM_BAR_POSITION", "0") or 0)
         self.tq: Any = tqdm(total=0, desc=desc, unit="step", leave=True, dynamic_ncols=True,
+                            position=pos or None,
                             bar_format="{desc}: {percentage:3.0f}%|{bar}| "
                                        "[{elapsed}<{remaining}]")
         self.units: list[float] = []  # per open stage: weight of one unit of its work

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import signal
 import sys
 import time
@@ -127,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quick", action="store_true", help="notebook-sized runs (about a minute each)")
     r.add_argument("--data-dir", default=None, help="third-party data (default ../shared/data or $PREFMEM_DATA_DIR)")
     r.add_argument("--list", action="store_true", help="list the diagnostics and exit")
+    r.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                   help="run up to N diagnostics side by side in worker processes (default: the "
+                        "number of cores); every file written is the same whatever N")
     r.add_argument("--embedder", default=None, metavar="E",
                    help="sentence embedder for gating features, utility labels and Table 1: tfidf "
                         "(lexical baseline, the default), minilm (offline), openai/<model>, "
@@ -362,8 +366,7 @@ def _parse_sets(items: list[str]) -> dict[str, Any]:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from toolkit import diagnostics
-    from toolkit._progress import EXPECTED_S, diagnostic_bar
-    from toolkit.runs import RunContext, default_data_dir
+    from toolkit.runs import default_data_dir
 
     avail = diagnostics.available()
     if args.list:
@@ -408,22 +411,106 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
         get_embedder(args.embedder, gw)  # fail early on a bad embedder string (loads nothing)
         options["embedder"] = args.embedder
-    failed = 0
-    for name in names:
-        ctx = RunContext(out_dir=Path(args.out) / name, models=models, seed=args.seed, gateway=gw,
-                         data_dir=data_dir, resume=args.resume, quick=args.quick, options=options)
-        last = _last_elapsed(ctx.out_dir) or (EXPECTED_S.get(name, 60.0) / 5 if args.quick else None)
-        with ctx.running():  # lock, manifest "running" -> complete / interrupted / failed
-            t0 = time.monotonic()
-            with diagnostic_bar(name, last):  # one bar each, with an ETA
-                result = diagnostics.get(name)(ctx)
-            result.write(ctx.out_dir)
-            elapsed = time.monotonic() - t0
-            ctx.complete(extra={"result": result.meta, "elapsed_s": round(elapsed, 1)})
-        print(result.summary())
-        print(f"[{name}] wrote {ctx.out_dir} in {elapsed:.1f}s\n")
-    _ledger(gw)
-    return 1 if failed else 0
+    jobs = min(args.jobs or os.cpu_count() or 1, len(names))
+    if jobs <= 1:
+        for name in names:
+            print(_reproduce_one(name, args, gw, data_dir, options))
+        _ledger(gw)
+        return 0
+    _reproduce_parallel(names, args, data_dir, options, jobs)
+    return 0
+
+
+def _reproduce_one(name: str, args: argparse.Namespace, gw, data_dir: Path | None,
+                   options: dict) -> str:
+    """Run one diagnostic into ``args.out/name``; return its tables as text and where it wrote."""
+    from toolkit import diagnostics
+    from toolkit._progress import EXPECTED_S, diagnostic_bar
+    from toolkit.runs import RunContext
+
+    ctx = RunContext(out_dir=Path(args.out) / name, models=args.model or ["offline"], seed=args.seed,
+                     gateway=gw, data_dir=data_dir, resume=args.resume, quick=args.quick,
+                     options=options)
+    last = _last_elapsed(ctx.out_dir) or (EXPECTED_S.get(name, 60.0) / 5 if args.quick else None)
+    with ctx.running():  # lock, manifest "running" -> complete / interrupted / failed
+        t0 = time.monotonic()
+        with diagnostic_bar(name, last):  # one bar each, with an ETA
+            result = diagnostics.get(name)(ctx)
+        result.write(ctx.out_dir)
+        elapsed = time.monotonic() - t0
+        ctx.complete(extra={"result": result.meta, "elapsed_s": round(elapsed, 1)})
+    return f"{result.summary()}\n[{name}] wrote {ctx.out_dir} in {elapsed:.1f}s\n"
+
+
+_STOPPING = False
+
+
+def _worker_stop(signum, frame) -> None:
+    """SIGTERM in a worker: the running diagnostic unwinds (manifest ``interrupted``) and the
+    worker starts none of the diagnostics already queued to it."""
+    global _STOPPING
+    _STOPPING = True
+    raise Terminated()
+
+
+def _worker_init(slots) -> None:
+    """A worker process: its own progress-bar line, and SIGTERM unwinds like in the parent."""
+    os.environ["PREFMEM_BAR_POSITION"] = str(slots.get())
+    signal.signal(signal.SIGTERM, _worker_stop)
+
+
+def _worker_run(name: str, args: argparse.Namespace, data_dir: Path | None,
+                options: dict) -> tuple[str, str]:
+    """One diagnostic in a worker process, with a gateway of its own (the cache is shared)."""
+    if _STOPPING:
+        raise Terminated()
+    gw = _gateway(args)
+    text = _reproduce_one(name, args, gw, data_dir, options)
+    return text, gw.ledger.summary() if gw.ledger.rows() else ""
+
+
+def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Path | None,
+                        options: dict, jobs: int) -> None:
+    """Diagnostics side by side in ``jobs`` worker processes, the longest expected first.
+
+    Diagnostics share nothing but the response cache (SQLite, safe across processes) and each
+    writes only its own folder, so the files are those of a one-by-one run; the tables are
+    printed in the order asked for, each as soon as it and those before it are done.
+    """
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    from toolkit._progress import EXPECTED_S
+
+    mpc = mp.get_context("spawn")
+    slots = mpc.Queue()
+    for i in range(jobs):
+        slots.put(i)
+    order = sorted(names, key=lambda n: -(_last_elapsed(Path(args.out) / n) or EXPECTED_S.get(n, 60.0)))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mpc, initializer=_worker_init,
+                             initargs=(slots,)) as pool:
+        futs = {n: pool.submit(_worker_run, n, args, data_dir, options) for n in order}
+        try:
+            shown = 0
+            pending = set(futs.values())
+            while shown < len(names):
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for f in done:
+                    f.result()  # raises the first failure (the others are cancelled below)
+                while shown < len(names) and futs[names[shown]].done():
+                    text, ledger = futs[names[shown]].result()
+                    print(text)
+                    if ledger:
+                        print(ledger, file=sys.stderr)
+                    sys.stdout.flush()
+                    shown += 1
+        except BaseException:
+            for f in futs.values():
+                f.cancel()
+            # the running ones stop too (SIGTERM: each leaves its manifest "interrupted")
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            raise
 
 
 def _last_elapsed(out_dir: Path) -> float | None:

@@ -14,26 +14,33 @@ from toolkit.datasets.jsonl import atomic_write_text
 
 
 def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
     if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
+        return "" if math.isnan(v) else f"{v:.3f}"
+    return "" if v is None else str(v)
+
+
+def _shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Cells as text: whole-number columns as integers (a count stored as float because of a
+    missing cell prints ``82``, not ``82.000``), other floats to 3 decimals, and every missing
+    value (None, NaN, <NA>) as one marker (:func:`toolkit.viz.readable`)."""
+    from toolkit.viz import readable
+
+    return readable(df, digits=None).map(_fmt)
 
 
 def markdown_table(df: pd.DataFrame) -> str:
-    """A GitHub markdown table (no extra dependency), floats to 3 decimals."""
+    """A GitHub markdown table (no extra dependency), shown as :func:`_shown` says."""
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for _, row in df.iterrows():
-        lines.append("| " + " | ".join(_fmt(v).replace("|", "\\|") for v in row.tolist()) + " |")
+    for row in _shown(df).itertuples(index=False):
+        lines.append("| " + " | ".join(v.replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines)
 
 
 def text_table(df: pd.DataFrame) -> str:
-    """A fixed-width text table for the terminal."""
+    """A fixed-width text table for the terminal, shown as :func:`_shown` says."""
     with pd.option_context("display.max_rows", 200, "display.max_columns", 50, "display.width", 200):
-        return df.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+        return _shown(df).to_string(index=False)
 
 
 @dataclass
