@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from toolkit.diagnostics.admission import prefeval_part, run, table11
 from toolkit.llm import Gateway
