@@ -119,3 +119,12 @@ def test_a_restatement_sharing_no_word_is_found_by_embeddings() -> None:
     X = case_features([rec], [([], [])])
     ids, P = X.pairs[0]
     assert ids[int(np.argmax(P[:, 0]))] == "r1"  # cosine to the correction
+
+
+def test_an_empty_library_gets_the_grammars_reading_not_a_crash() -> None:
+    from toolkit.rules.resolution_model import resolve_learned
+
+    rec = ResolutionInput(id="e", correction="From now on, never add emoji to commit messages.",
+                          library=[])
+    res = resolve_learned([rec])[0]
+    assert all(p.target is None for p in res.proposals)

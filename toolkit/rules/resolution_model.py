@@ -471,7 +471,6 @@ def _training_files() -> list[Path]:
     return files
 
 
-
 def _proposal_for(op: str, target: str | None, record: ResolutionInput, grammar):  # noqa: ANN001
     """The proposal for the model's (op, target): the grammar's own when it agrees (it carries
     the behaviour, scope and conditions it read), else one built from the correction's cues."""
@@ -508,7 +507,9 @@ def resolve_learned(records: Sequence[ResolutionInput], *, seed: int = 0,
         note = f"learned: {op or 'abstain'} {target or ''} (p {p:.2f})".rstrip()
         if op is None:
             out.append(replace(g, proposals=[], status="unknown", dropped=[*g.dropped, note]))
-        elif op == "multi":
+        elif op == "multi" or (op in TARGETED and target is None):
+            # several updates, or a targeted operation with no rule to target (empty library):
+            # the grammar's reading stands
             out.append(replace(g, dropped=[*g.dropped, note]))
         elif op == "none":
             out.append(replace(g, proposals=[], status="ok", dropped=[*g.dropped, note]))
