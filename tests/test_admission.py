@@ -35,9 +35,10 @@ def test_records_follow_the_contract_and_quotes_are_exact() -> None:
             assert o.scope is None and o.activation is None
 
 
-@pytest.mark.xfail(strict=True, reason="the learned admitter (issue 14) persists 2 of the 72 non-lasting "
-                   "held-out instructions (paper 0/72; the old cue grammar 0/72): fails until the "
-                   "method improves")
+@pytest.mark.xfail(strict=True, reason="the learned admitter (issue 14), refit with w1/w2 and a word "
+                   "n-gram block (j14), persists 0 of the 72 non-lasting held-out instructions but "
+                   "its structural score is 157/192 (< 0.85) and persist recall 98/120 (< 0.90): "
+                   "fails until the method improves")
 def test_heldout_bars_offline() -> None:
     records, gold = load_split("heldout")
     rows = [a.as_dict() for a in admit_offline(records)]
@@ -74,7 +75,6 @@ EXPECT = {1: ("persist", "global", False), 2: ("persist", "project", False),
           7: ("task_local", None, False), 8: ("defer", None, False)}
 
 
-@pytest.mark.xfail(strict=True, reason='the learned admitter (issue 14) misses this; measured on the merged main, fails until the method improves: o13 is persisted')
 def test_holds_on_wordings_written_elsewhere() -> None:
     recs = [AdmissionInput(id=f"o{i}", text=t) for i, (_, t) in enumerate(OTHERS)]
     out = admit_records(recs, OFFLINE)
@@ -122,6 +122,9 @@ def test_no_signal_and_context_resolution() -> None:
     assert admit_offline([rec])[0].behavior == a.behavior
 
 
+@pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "
+                   "(j14): 'Going forward, for Python files, use black unless ...' is persisted "
+                   "without its condition (P(conditional) 0.30): fails until the method improves")
 def test_exceptions_and_activation_are_extracted() -> None:
     a = admit_text("Going forward, for Python files, use black unless the file is generated.")
     assert a.decision == "persist" and a.conditional

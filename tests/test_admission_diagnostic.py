@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from toolkit.diagnostics.admission import prefeval_part, run, table11
 from toolkit.llm import Gateway
 from toolkit.paper import paper_figures
 from toolkit.rules.admission_eval import FRAMINGS, framing_confusion, load_split, score_rows
-from toolkit.rules.admission_model import DEV_SPLITS
+from toolkit.rules.admission_model import DEV_BATCHES, DEV_SPLITS
 from toolkit.runs import RunContext
 
 
@@ -22,7 +21,6 @@ def _ctx(tmp_path: Path, **kw) -> RunContext:
     return ctx
 
 
-@pytest.mark.xfail(strict=True, reason='the learned admitter (issue 14) misses this; measured on the merged main, fails until the method improves: held-out erroneous persistence is 2/72, not 0/72')
 def test_tables_sit_beside_the_paper_and_files_are_written(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, options={"skip_prefeval": True})
     res = run(ctx)
@@ -37,7 +35,8 @@ def test_tables_sit_beside_the_paper_and_files_are_written(tmp_path: Path) -> No
     roles = res.tables["roles"].set_index("role")
     assert {"development", "held-out"} <= set(roles.index)
     assert roles.loc["held-out", "structural"] == t11.loc["complete structural decision", "ours_k"]
-    assert roles.loc["development", "n"] == 64 * len(DEV_SPLITS)  # scored out of fold
+    # scored out of fold: 64 per development split, 48 per batch re-labelled after first contact
+    assert roles.loc["development", "n"] == 64 * len(DEV_SPLITS) + 48 * len(DEV_BATCHES)
     written = {p.name for p in res.write(ctx.out_dir)}
     assert {"table11.csv", "table12.csv", "errors.csv", "confusion_offline.png",
             "report.md"} <= written

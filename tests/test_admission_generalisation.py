@@ -18,9 +18,7 @@ def _dec(text: str) -> tuple[str, str | None, bool]:
     "Which linter config does this repo use?",
     "What's the point of the adapter class again?",
     "cheers, that's exactly what I needed",
-    pytest.param("Every time I open the dashboard, it freezes.", marks=pytest.mark.xfail(
-        strict=True, reason="learned admitter: no development example of a bug report with a "
-        "recurring-sounding clause; it persists it (known limit, reported)")),
+    "Every time I open the dashboard, it freezes.",
     "We never saw this warning before the bump.",
 ])
 def test_questions_and_reports_are_not_persisted(text: str) -> None:
@@ -47,6 +45,9 @@ def test_commaless_fronted_condition_stops_at_the_main_verb() -> None:
     assert c.behavior_quote and "register it" in c.behavior_quote
 
 
+@pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "
+                   "(j14): 'Use tabs for Makefiles.' is persisted as unconditional: fails until the "
+                   "method improves")
 def test_generic_condition_is_recurring_but_a_definite_one_off_is_not() -> None:
     assert _dec("If a query needs more than three joins, write a view for it.") == (
         "persist", "global", True)
@@ -63,12 +64,13 @@ def test_counted_and_emphatic_friction() -> None:
         assert _dec(text) == ("persist", "global", False), text
 
 
-@pytest.mark.xfail(strict=True, reason="learned admitter: an emphatic complaint with no content "
-                   "besides the behaviour falls below the persist operating point (defer)")
 def test_emphatic_again_only_friction() -> None:
     assert _dec("argh, AGAIN?! keep imports sorted.") == ("persist", "global", False)
 
 
+@pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "
+                   "(j14): 'Keep the schema of this package stable.' is deferred (below the persist "
+                   "operating point): fails until the method improves")
 def test_project_scope_forms() -> None:
     assert _dec("Our service mandates structured JSON logs.") == ("persist", "project", False)
     assert _dec("Repo policy: no force pushes.")[:2] == ("persist", "project")

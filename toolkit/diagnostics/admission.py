@@ -197,8 +197,10 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
         sel = fit.selection
         n_dev = sel.oof_false_persist[1] + sel.oof_persist_recall[1]
         k = int(round(sel.oof_structural * n_dev))
-        rows.append({"role": "development", "data": "dev + dev2 + dev3, out of fold (4 behaviour-grouped "
-                     "folds)", "n": n_dev, "structural": f"{k}/{n_dev}",
+        from toolkit.rules.admission_model import DEV_BATCHES, DEV_SPLITS
+
+        rows.append({"role": "development", "data": " + ".join([*DEV_SPLITS, *DEV_BATCHES])
+                     + ", out of fold (4 behaviour-grouped folds)", "n": n_dev, "structural": f"{k}/{n_dev}",
                      "structural_rate": k / n_dev if n_dev else None, "boot_low": None,
                      "boot_high": None,
                      "erroneous_persistence": "{}/{}".format(*sel.oof_false_persist),
@@ -206,7 +208,8 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
                      "task_local_rejected": None, "underspecified_deferred": None, "unknown": 0,
                      "recorded": None})
         text.append(
-            f"Learned admitter ({first}): C={sel.C:g}, cue weight {sel.cue_weight:g}, persist "
+            f"Learned admitter ({first}): C={sel.C:g}, cue weight {sel.cue_weight:g}, word n-gram "
+            f"weight {sel.ngram_weight:g}, persist "
             f"threshold {sel.persist_threshold:.3f}, chosen by behaviour-grouped CV on development "
             f"data only ({'; '.join(fit.corpora)}); out of fold: structural {k}/{n_dev}, "
             f"non-lasting persisted {sel.oof_false_persist[0]}/{sel.oof_false_persist[1]}, persist "
@@ -272,7 +275,8 @@ def run(ctx: RunContext) -> Result:
         f"framings: {sum(1 for g in gold.values() if g.decision == 'persist')} persist, "
         f"{sum(1 for g in gold.values() if g.decision == 'task_local')} task-local, "
         f"{sum(1 for g in gold.values() if g.decision == 'defer')} defer). The offline method is "
-        "fit on the 64-instruction development set only. Seed "
+        "fit on development data only (dev, dev2, dev3 and the batches w1, w2 after their first "
+        "contact). Seed "
         f"{ctx.seed}; CIs: Wilson 95% (ci_*) and a bootstrap over behaviours (boot_*).",
         f"{first}: structural {c['structural'][0]}/{c['structural'][1]}, erroneous persistence "
         f"{c['erroneous_persistence'][0]}/{c['erroneous_persistence'][1]}, persistent recall "

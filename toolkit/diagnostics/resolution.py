@@ -150,9 +150,27 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
                 for r, x in zip(recs, res, strict=True)]
 
     rows, text = [], []
+    if chat.is_offline:
+        from toolkit.rules.resolution_model import DEV_BATCHES, fitted_resolver
+
+        fit = fitted_resolver(0)
+        sel = fit.selection
+        rows += fc.resolution_role_rows(
+            "development", "dev + dev2 (own libraries and grown to 60) + "
+            + " + ".join(DEV_BATCHES) + ", out of fold (8 case-grouped folds)",
+            sel.oof_groups or {}, recorded=None)
+        text.append(
+            f"Learned resolver ({first}): C={sel.C:g}, vector weight {sel.vector_weight:g}, word "
+            f"n-gram weight {sel.ngram_weight:g}, abstention threshold {sel.threshold:.3f} (the "
+            f"lowest at which out-of-fold answers are at least 80% right), chosen by case-grouped "
+            f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
+            f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
+            f"unknown {sel.oof_unknown}.")
     for role, name, note in (("development", "dev", "tuned on: the cue grammar was written on "
-                              "these cases and the semantic thresholds read off them"),
-                             ("development", "dev2", "informal wordings; thresholds read off them"),
+                              "these cases, the semantic thresholds read off them and the learned "
+                              "resolver fit on them"),
+                             ("development", "dev2", "informal wordings; thresholds read off "
+                              "them, the learned resolver fit on them"),
                              ("held-out", "heldout", "never tuned on")):
         recs, gold = load_cases(name)
         grown = [grow_library(c, 60, 0, seed=ctx.seed, pool=pool).model_copy(

@@ -9,7 +9,8 @@ cross-validation:
 - the scope of a persisted rule (global / project);
 - whether a persisted rule has an activating condition.
 
-Deictic reference to the item at hand ("this one", "this PR", "today's") is a cue feature the
+A binary word n-gram block (vocabulary fit on each head's training texts) joins the features when
+the CV gives it weight. Deictic reference to the item at hand ("this one", "this PR", "today's") is a cue feature the
 model weighs like any other, never a rule that a fronted clause overrides. Nothing is hand-set:
 ``C``, the cue weight and the persist threshold are chosen by behaviour-grouped cross-validation
 on development data only (:func:`select_params`); the threshold is the operating point at which
@@ -87,15 +88,18 @@ class Features:
 
     vectors: np.ndarray
     cues: np.ndarray
+    #: the texts themselves (the word n-gram block is fit on the training texts of each head)
+    texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, texts: Sequence[str], embedder: str = DEFAULT_EMBEDDER) -> Features:
         """Embed and read cues for ``texts``."""
-        return cls(embed(texts, embedder), cue_features(texts))
+        return cls(embed(texts, embedder), cue_features(texts), tuple(texts))
 
     def take(self, idx: np.ndarray) -> Features:
         """The rows ``idx``."""
-        return Features(self.vectors[idx], self.cues[idx])
+        return Features(self.vectors[idx], self.cues[idx],
+                        tuple(self.texts[i] for i in idx) if self.texts else ())
 
     def stack(self, cue_weight: float) -> np.ndarray:
         """The design matrix: vectors (scaled to unit variance per row) beside weighted cues."""
@@ -107,19 +111,29 @@ class _Head(ClassifierMixin, BaseEstimator):
     """A logistic regression over :class:`Features` (shared by the three heads)."""
 
     def __init__(self, C: float = 1.0, cue_weight: float = 1.0, class_weight: str | None = None,
-                 random_state: int | None = 0, use_vectors: bool = True):
+                 random_state: int | None = 0, use_vectors: bool = True, ngram_weight: float = 0.0):
         self.C = C
         self.cue_weight = cue_weight
         self.class_weight = class_weight
         self.random_state = random_state
         self.use_vectors = use_vectors
+        self.ngram_weight = ngram_weight
 
     def _X(self, X: Features) -> np.ndarray:
-        return X.stack(self.cue_weight) if self.use_vectors else X.cues * self.cue_weight
+        base = X.stack(self.cue_weight) if self.use_vectors else X.cues * self.cue_weight
+        if self.ngram_weight <= 0:
+            return base
+        grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
+        return np.hstack([base, grams * self.ngram_weight])
 
     def fit(self, X: Features, y: Sequence[str], sample_weight: np.ndarray | None = None) -> _Head:
-        """Fit on features ``X`` and labels ``y``."""
+        """Fit on features ``X`` and labels ``y`` (the word n-gram vocabulary on ``X.texts``)."""
         rs = check_random_state(self.random_state)
+        if self.ngram_weight > 0:
+            from sklearn.feature_extraction.text import CountVectorizer
+
+            self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True, min_df=2,
+                                           lowercase=True).fit(list(X.texts))
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight=self.class_weight,
                                          random_state=int(rs.randint(0, 2**31 - 1)))
         self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
@@ -160,7 +174,9 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
 
     def __init__(self, C: float = 1.0, cue_weight: float = 1.0, persist_threshold: float = 0.5,
                  embedder: str = DEFAULT_EMBEDDER, random_state: int | None = 0,
-                 scope_vectors: bool = True, conditional_vectors: bool = True):
+                 scope_vectors: bool = True, conditional_vectors: bool = True,
+                 ngram_weight: float = 0.0):
+        self.ngram_weight = ngram_weight
         self.C = C
         self.cue_weight = cue_weight
         self.persist_threshold = persist_threshold
@@ -174,16 +190,17 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
         rs = check_random_state(self.random_state)
         seeds = rs.randint(0, 2**31 - 1, size=3)
         w = np.asarray(data.weight, dtype=float)
-        self.decision_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[0])).fit(
+        self.decision_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[0]),
+                               ngram_weight=self.ngram_weight).fit(
             X, data.decision, sample_weight=w)
         per = np.array([d == "persist" and s is not None for d, s in
                         zip(data.decision, data.scope, strict=True)])
         idx = np.flatnonzero(per)
         self.scope_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[1]),
-                            self.scope_vectors).fit(
+                            self.scope_vectors, self.ngram_weight).fit(
             X.take(idx), [data.scope[i] for i in idx], sample_weight=w[idx])
         self.conditional_ = _Head(self.C, self.cue_weight, "balanced", int(seeds[2]),
-                                  self.conditional_vectors).fit(
+                                  self.conditional_vectors, self.ngram_weight).fit(
             X.take(idx), [str(bool(data.conditional[i])) for i in idx], sample_weight=w[idx])
         self.classes_ = self.decision_.classes_
         return self
@@ -233,6 +250,7 @@ class Selection:
     grid: list[dict[str, float]]
     scope_vectors: bool = True
     conditional_vectors: bool = True
+    ngram_weight: float = 0.0
 
 
 def _folds(groups: Sequence[str], scored: Sequence[bool], k: int) -> list[np.ndarray]:
@@ -255,13 +273,17 @@ def _threshold(p_persist: np.ndarray, is_persist: np.ndarray, max_rate: float) -
 
 def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3, 1.0, 3.0, 10.0),
                   cue_weights: Sequence[float] = (0.5, 1.0, 2.0), folds: int = 8,
-                  max_false_persist: float = 1 / 50, random_state: int = 0) -> Selection:
+                  max_false_persist: float = 1 / 50, random_state: int = 0,
+                  ngram_weights: Sequence[float] = (0.0,),
+                  head_vectors: Sequence[tuple[bool, bool]] = ((True, True), (True, False),
+                                                               (False, True), (False, False)),
+                  ) -> Selection:
     """Choose C, cue weight and the persist threshold by grouped CV on development rows."""
     fold_idx = _folds(data.groups, data.scored, folds)
     scored = np.flatnonzero(np.asarray(data.scored))
     dec = np.asarray(data.decision)
     grid, best = [], None
-    for C, cw, sv, cv in itertools.product(Cs, cue_weights, (True, False), (True, False)):
+    for C, cw, (sv, cv), nw in itertools.product(Cs, cue_weights, head_vectors, ngram_weights):
         p = np.zeros((len(dec), 3))
         sc = np.zeros(len(dec))
         cd = np.zeros(len(dec))
@@ -269,7 +291,7 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
             train = np.setdiff1d(np.arange(len(dec)), test)
             sub = _subset(data, train)
             m = AdmissionModel(C, cw, 0.5, random_state=random_state, scope_vectors=sv,
-                               conditional_vectors=cv).fit(X.take(train), sub)
+                               conditional_vectors=cv, ngram_weight=nw).fit(X.take(train), sub)
             pr = m.predict_proba(X.take(test))
             cls = [str(c) for c in m.classes_]
             p[test] = pr[:, [cls.index(c) for c in DECISIONS]]
@@ -286,10 +308,11 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
         fp = int(((pred == "persist") & ~is_p).sum())
         rec = int(((pred == "persist") & is_p).sum())
         row = {"C": C, "cue_weight": cw, "scope_vectors": sv, "conditional_vectors": cv,
+               "ngram_weight": nw,
                "threshold": t, "structural": float(struct.mean()),
                "false_persist": fp, "persist_recall": rec / max(int(is_p.sum()), 1)}
         grid.append(row)
-        key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv)
+        key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv, -nw)
         if best is None or key > best[0]:
             best = (key, row, int((~is_p).sum()), int(is_p.sum()))
     assert best is not None
@@ -298,7 +321,8 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
                      oof_structural=row["structural"], oof_false_persist=(row["false_persist"], n_neg),
                      oof_persist_recall=(int(round(row["persist_recall"] * n_pos)), n_pos), grid=grid,
                      scope_vectors=bool(row["scope_vectors"]),
-                     conditional_vectors=bool(row["conditional_vectors"]))
+                     conditional_vectors=bool(row["conditional_vectors"]),
+                     ngram_weight=float(row["ngram_weight"]))
 
 
 def _apply(p: np.ndarray, t: float) -> np.ndarray:
@@ -322,6 +346,14 @@ def _subset(data: TrainingSet, idx: np.ndarray) -> TrainingSet:
 
 # -- the development training set and the fitted admitter -----------------------------------------
 DEV_SPLITS: tuple[str, ...] = ("dev", "dev2", "dev3")
+#: batches written apart, scored once at first contact, development data since
+DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2")
+#: weights of the word n-gram block tried by the CV (0: sentence vectors and cue features only)
+NGRAM_WEIGHTS: tuple[float, ...] = (0.0, 2.0)
+#: the code the admitter's fit runs (the key of its disk cache)
+ADMISSION_CODE: tuple[str, ...] = ("rules/admission*.py", "rules/cues.py", "rules/_embed.py",
+                                   "rules/_model_cache.py", "text/*.py", "resources/admission/*.yaml",
+                                   "resources/text/*.yaml")
 #: PrefEval explicit preferences: every ``PREFEVAL_STRIDE``-th, each with weight ``PREFEVAL_WEIGHT``
 PREFEVAL_STRIDE = 4
 PREFEVAL_WEIGHT = 0.2
@@ -332,9 +364,12 @@ def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
     explicit preferences (lasting, global, unconditional) as auxiliary rows, never scored.
     (PrefEval's questions as task_local rows were tried and lowered the out-of-fold score.) Returns the
     set and the list of corpora used. Every file goes through ``require_role(path, "fit")``."""
+    import json
     from pathlib import Path
 
+    from toolkit.datasets.jsonl import read_jsonl
     from toolkit.paper import fixtures_dir
+    from toolkit.records import AdmissionInput
     from toolkit.rules.admission_eval import load_split
     from toolkit.runs import default_data_dir
     from toolkit.splits import require_role
@@ -355,6 +390,26 @@ def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
             w.append(1.0)
             scored.append(True)
         used.append(f"fixtures/admission/{split}.jsonl ({len(recs)})")
+    for batch in DEV_BATCHES:
+        b = fixtures_dir() / "admission" / batch
+        for name in ("admission.jsonl", "admission.gold.jsonl"):
+            require_role(b / name, "fit")
+        recs = read_jsonl(b / "admission.jsonl", AdmissionInput)
+        gold = {}
+        for line in (b / "admission.gold.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                g = json.loads(line)
+                gold[g["id"]] = g
+        for r in recs:
+            g = gold[r.id]
+            texts.append(r.text)
+            dec.append(g["decision"])
+            scope.append(g.get("scope"))
+            cond.append(bool(g.get("conditional")))
+            groups.append(f"{batch}:{r.id}")
+            w.append(1.0)
+            scored.append(True)
+        used.append(f"fixtures/admission/{batch}/admission.jsonl ({len(recs)})")
     root = Path(data_dir) if data_dir else default_data_dir()
     if root is not None and (root / "prefeval").exists():
         from toolkit.datasets.prefeval import load_explicit_preferences
@@ -385,15 +440,30 @@ _FITTED: dict[tuple[int, str], FittedAdmitter] = {}
 
 
 def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAdmitter:
-    """Select parameters by grouped CV on development data, then fit on all of it (cached)."""
+    """Select parameters by grouped CV on development data, then fit on all of it (cached per
+    process and on disk, keyed by the training set's sha256, the parameters and the code)."""
+    import hashlib
+    import json
+
+    from toolkit.rules._model_cache import cached_fit
+
     key = (seed, embedder)
     if key not in _FITTED:
         data, used = training_set()
-        X = Features.of(data.texts, embedder)
-        sel = select_params(X, data, Cs=(1.0, 3.0), cue_weights=(1.0, 2.0), folds=4,
-                            random_state=seed)
-        model = AdmissionModel(sel.C, sel.cue_weight, sel.persist_threshold, embedder,
-                               random_state=seed, scope_vectors=sel.scope_vectors,
-                               conditional_vectors=sel.conditional_vectors).fit(X, data)
-        _FITTED[key] = FittedAdmitter(model, sel, used)
+
+        def build() -> FittedAdmitter:
+            X = Features.of(data.texts, embedder)
+            sel = select_params(X, data, Cs=(1.0, 3.0), cue_weights=(1.0, 2.0), folds=4,
+                                random_state=seed, ngram_weights=NGRAM_WEIGHTS,
+                                head_vectors=((True, False),))
+            model = AdmissionModel(sel.C, sel.cue_weight, sel.persist_threshold, embedder,
+                                   random_state=seed, scope_vectors=sel.scope_vectors,
+                                   conditional_vectors=sel.conditional_vectors,
+                                   ngram_weight=sel.ngram_weight).fit(X, data)
+            return FittedAdmitter(model, sel, used)
+
+        digest = hashlib.sha256(json.dumps(data.__dict__, sort_keys=True).encode()).hexdigest()
+        _FITTED[key] = cached_fit("admission", [], {"training": digest, "seed": seed,
+                                                    "embedder": embedder, "version": 1}, build,
+                                  code=ADMISSION_CODE)
     return _FITTED[key]

@@ -3,7 +3,10 @@
 Two methods side by side, chosen by ``model.is_offline``:
 
 - offline: BM25 retrieval of candidate rules, the resolution cue grammar, and a concept
-  lexicon that spots a changed requirement (e.g. concise -> detailed);
+  lexicon that spots a changed requirement (e.g. concise -> detailed) give a reading
+  (:func:`resolve_offline`); the learned operation and target models of
+  :mod:`toolkit.rules.resolution_model` weigh it with embedding and cue features and decide
+  (:func:`resolve` offline), abstaining to ``unknown`` below their operating point;
 - LLM: our own prompt (``toolkit/prompts/resolution.md``) with structured output.
 
 Both share the same guard rails: every update is quoted from the user's words, retraction
@@ -321,7 +324,7 @@ def _match_scores(
         or cues.global_scope
         or cues.exceptions
         or cues.widen
-        or re.search(r"\brules?\b", cues.text, re.I)
+        or _NAMES_A_RULE.search(cues.text)
     )
     scored = []
     for r in cands:
@@ -354,11 +357,14 @@ def _match_scores(
 
 
 _POSITIVE_SWITCH = _T["positive_switch"]
+_REFERENTIAL = _T["referential"]
+_NAMES_A_RULE = _T["names_a_rule"]
+_IN_PLACE = _T["in_place"]
 
 
 def _is_referential(cues: SegmentCues) -> bool:
     return len(content_stems(cues.behavior)) <= 3 and bool(
-        re.search(r"\b(that|this|it|those|these|them|the other one|same)\b", cues.text, re.I)
+        _REFERENTIAL.search(cues.text)
     )
 
 
@@ -792,7 +798,7 @@ def resolve_grammar(
             and _CEASE.search(p.quote)
             and nxt is not None
             and nxt.op == "add"
-            and re.search(r"\b(instead|rather than|in place of|in its place)\b", nxt.quote, re.I)
+            and _IN_PLACE.search(nxt.quote)
         ):
             # "Stop adding X; put Y there instead.": the second clause replaces what stopped
             props[i : i + 2] = [
@@ -1001,10 +1007,14 @@ def resolve_llm(
 def resolve(
     records: Sequence[ResolutionInput], model: ChatModel, *, seed: int = 0, k: int = TOP_K
 ) -> list[Resolution]:
-    """Resolve every record with the model's method (offline when ``model.is_offline``)."""
+    """Resolve every record with the model's method: offline (``model.is_offline``) the learned
+    operation and target models of :mod:`toolkit.rules.resolution_model` over the cue grammar's
+    reading (``k`` is the grammar's retrieval depth there), else the LLM."""
     del seed  # both methods are deterministic given their inputs (the gateway seeds LLM calls)
     if model.is_offline:
-        return [resolve_offline(r, k=k) for r in records]
+        from toolkit.rules.resolution_model import resolve_learned
+
+        return resolve_learned(records)
     return resolve_llm(records, model, k=k)
 
 

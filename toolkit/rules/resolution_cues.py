@@ -193,7 +193,7 @@ RETRACT = _T["retract"]
 REPLACE = _T["replace"]
 RESTATE = _T["restate"]
 
-_SCOPE_WORDS = r"(project|repo|repository|codebase|code base|package|service|app|monorepo)"
+_SCOPE_WORDS = _T.entry("scope_nouns").pattern or ""  # one group: (project|repo|...)
 PROJECT = _T["project"]
 GLOBAL = _T["global"]
 CONDITION = _T["condition"]

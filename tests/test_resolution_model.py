@@ -1,0 +1,130 @@
+"""The learned resolver: estimator contract, abstention, development data only, the disk cache."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+from toolkit.records import ResolutionInput, Rule
+from toolkit.rules import _model_cache
+from toolkit.rules.resolution_model import (
+    DEV_BATCHES,
+    CaseFeatures,
+    FittedResolver,
+    OperationModel,
+    Selection,
+    TargetModel,
+    development_cases,
+    grammar_class,
+)
+from toolkit.splits import role_of
+
+
+def _toy(n: int = 42, seed: int = 0) -> tuple[CaseFeatures, list[str], list[str | None]]:
+    rs = np.random.RandomState(seed)
+    ops = [("reuse", "add", "retract")[i % 3] for i in range(n)]
+    vec = rs.normal(size=(n, 6)).astype(np.float32)
+    cues = rs.randint(0, 2, size=(n, 4)).astype(np.float32)
+    for i, o in enumerate(ops):
+        cues[i, ("reuse", "add", "retract").index(o)] = 1.0
+    pairs, targets = [], []
+    for i, o in enumerate(ops):
+        P = rs.uniform(size=(3, 7)).astype(np.float32)
+        t = i % 3
+        P[t, 0] += 1.0  # the target is the nearest rule
+        pairs.append((("a", "b", "c"), P))
+        targets.append(None if o == "add" else "abc"[t])
+    texts = tuple(f"text {o} {i}" for i, o in enumerate(ops))
+    return CaseFeatures(vec, cues, tuple(pairs), texts), ops, targets
+
+
+def test_estimator_contract_and_determinism() -> None:
+    X, y, t = _toy()
+    m = OperationModel(C=1.0, vector_weight=1.0, random_state=0, ngram_weight=1.0)
+    assert not hasattr(m, "model_")  # __init__ only stores arguments
+    assert m.fit(X, y) is m
+    p = m.predict_proba(X)
+    assert np.array_equal(p, clone(m).fit(X, y).predict_proba(X))
+    assert np.allclose(p.sum(axis=1), 1.0)
+    assert (m.predict(X) == np.asarray(y)).mean() > 0.9
+    tm = TargetModel(random_state=0)
+    assert tm.fit(X, t) is tm
+    ranked = tm.rank(X)
+    hits = [r[0][0] == g for r, g in zip(ranked, t, strict=True) if g is not None]
+    assert np.mean(hits) > 0.9
+
+
+def test_below_the_operating_point_the_resolver_abstains() -> None:
+    X, y, t = _toy()
+    op = OperationModel(random_state=0).fit(X, y)
+    tm = TargetModel(random_state=0).fit(X, t)
+    sel = Selection(C=1.0, vector_weight=0.0, threshold=1.01, ngram_weight=0.0,
+                    oof_decision=(0, 1), oof_target=(0, 1), oof_unknown=0, grid=[])
+    out = FittedResolver(op, tm, sel, "minilm").predict(X)
+    assert all(o is None and tgt is None for o, tgt, _ in out)
+    sel0 = Selection(C=1.0, vector_weight=0.0, threshold=0.0, ngram_weight=0.0,
+                     oof_decision=(0, 1), oof_target=(0, 1), oof_unknown=0, grid=[])
+    out = FittedResolver(op, tm, sel0, "minilm").predict(X)
+    assert all(o is not None for o, _, _ in out)
+    assert all(tgt is None for o, tgt, _ in out if o == "add")
+
+
+def test_grammar_class() -> None:
+    assert grammar_class(None) == "unknown"
+    assert grammar_class([]) == "none"
+    assert grammar_class(["reuse"]) == "reuse"
+    assert grammar_class(["revise", "add"]) == "multi"
+
+
+def test_development_cases_read_development_files_only() -> None:
+    from toolkit.paper import fixtures_dir
+
+    for b in DEV_BATCHES:
+        for f in ("resolution.jsonl", "resolution.gold.jsonl"):
+            assert role_of(fixtures_dir() / "resolution" / b / f) == "development"
+    cases = development_cases(grow=False)
+    ids = {c.record.id for c in cases}
+    from toolkit.rules.resolution_eval import load_cases
+
+    held, _ = load_cases("heldout")
+    assert not ids & {r.id for r in held}
+    assert {c.op for c in cases} <= {"reuse", "revise", "replace", "retract", "add", "none", "multi"}
+
+
+def test_model_cache_reuses_a_fit_and_refits_when_the_data_change(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("PREFMEM_CACHE_DIR", str(tmp_path))
+    f = tmp_path / "train.jsonl"
+    f.write_text("a\n", encoding="utf-8")
+    calls = []
+
+    def build() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert _model_cache.cached_fit("toy", [f], {"seed": 0}, build) == 1
+    assert _model_cache.cached_fit("toy", [f], {"seed": 0}, build) == 1  # read back
+    f.write_text("b\n", encoding="utf-8")
+    assert _model_cache.cached_fit("toy", [f], {"seed": 0}, build) == 2
+    assert _model_cache.cached_fit("toy", [f], {"seed": 1}, build) == 3
+
+
+def test_a_restatement_sharing_no_word_is_found_by_embeddings() -> None:
+    from toolkit.rules.resolution_model import case_features
+
+    lib = [Rule(id="r1", behavior="Keep answers short: a few sentences at most.", scope="global",
+                conditions=[], exceptions=[]),
+           Rule(id="r2", behavior="Tag every code block with its language.", scope="global",
+                conditions=[], exceptions=[])]
+    rec = ResolutionInput(id="x", correction="that was an essay again", library=lib)
+    X = case_features([rec], [([], [])])
+    ids, P = X.pairs[0]
+    assert ids[int(np.argmax(P[:, 0]))] == "r1"  # cosine to the correction
+
+
+def test_an_empty_library_gets_the_grammars_reading_not_a_crash() -> None:
+    from toolkit.rules.resolution_model import resolve_learned
+
+    rec = ResolutionInput(id="e", correction="From now on, never add emoji to commit messages.",
+                          library=[])
+    res = resolve_learned([rec])[0]
+    assert all(p.target is None for p in res.proposals)

@@ -1,0 +1,519 @@
+"""Resolution's operation as a learned model over (correction, candidate rule) features.
+
+Two scikit-learn estimators read one correction against its library:
+
+- :class:`OperationModel`, a multinomial logistic regression choosing the operation of the
+  correction (``reuse`` / ``revise`` / ``replace`` / ``retract`` / ``add`` / ``none`` (no lasting
+  change) / ``multi`` (several updates: the cue grammar's proposals are kept)) from case features:
+  the sentence vector of the correction (optional, chosen by CV), binary cue features read from the
+  data-driven tables in ``toolkit/resources/resolution`` and ``.../admission`` (retraction,
+  replacement, narrowing and scope, conditions, exceptions, one-off and deictic reference,
+  restatement), the cosine similarity of the correction to its nearest rules (embedding retrieval:
+  a restatement that shares no word with its rule is still near it), and the cue grammar's own
+  reading (a feature the model may outweigh, not a rule), and optionally a binary word n-gram
+  block whose vocabulary is fit on the training corrections (its weight chosen by CV);
+- :class:`TargetModel`, a logistic regression over (correction, rule) pairs that ranks the rules
+  of the library as the target (cosine to the correction and to its best clause, the gap to the
+  best rule, lexical overlap, the grammar's target).
+
+Below the operating point (the highest probability of an operation under ``threshold``) the
+resolver abstains: ``status: unknown``, never a default answer. ``C``, the vector and n-gram
+weights and the threshold are chosen by case-grouped cross-validation on development cases only
+(:func:`select_params`): the threshold is the lowest at which the out-of-fold answered cases are
+at least ``min_precision`` correct.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import check_random_state
+
+from toolkit.records import ResolutionInput
+from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
+from toolkit.rules.resolution_cues import content_stems, segment_cues, split_segments
+from toolkit.rules.resolution_semantic import rule_sentence
+from toolkit.text import load_table
+
+OP_CLASSES: tuple[str, ...] = ("reuse", "revise", "replace", "retract", "add", "none", "multi")
+TARGETED: frozenset[str] = frozenset({"reuse", "revise", "replace", "retract"})
+#: cue-table entries read as binary features (kinds of phrase knowledge, each with its examples)
+CUE_KINDS: tuple[tuple[str, str], ...] = (
+    *(("resolution/cues", k) for k in (
+        "lasting", "temporary", "retract", "replace", "restate", "project", "global", "condition",
+        "exception", "change_time", "widen", "contrast", "negation", "directive", "bundle")),
+    *(("resolution/updates", k) for k in (
+        "trigger", "rejected", "positive_switch", "only", "cease", "alternative", "remark")),
+    *(("admission/cues", k) for k in (
+        "lasting", "friction", "temporary", "vague", "retraction", "deictic", "project_scope",
+        "condition_restrict", "exception", "one_off", "definite_edit", "one_off_definite")),
+    ("admission/items", "item_at_hand"), ("admission/items", "named_place"),
+)
+#: the grammar's reading of the whole correction (segment cues)
+SEGMENT_KEYS: tuple[str, ...] = (
+    "lasting", "temporary", "retraction", "replacement", "restatement", "negated", "directive",
+    "widen", "global_scope",
+)
+#: the grammar's proposal, one-hot
+GRAMMAR_CLASSES: tuple[str, ...] = (*OP_CLASSES, "unknown")
+
+
+def _compiled() -> list[list[re.Pattern]]:
+    out = []
+    for table, key in CUE_KINDS:
+        entry = load_table(table).entry(key)
+        out.append([re.compile(p, entry.re_flags() | re.IGNORECASE) for p in entry.all_patterns()])
+    return out
+
+
+def grammar_class(ops: Sequence[str] | None) -> str:
+    """The operation class of a list of update operations (None: unknown)."""
+    if ops is None:
+        return "unknown"
+    if not ops:
+        return "none"
+    if len(ops) > 1:
+        return "multi"
+    return ops[0]
+
+
+@dataclass(frozen=True)
+class CaseFeatures:
+    """Features of a batch of cases (computed once, reused across the CV grid)."""
+
+    vectors: np.ndarray  # (n, d) sentence vector of each correction
+    cues: np.ndarray  # (n, k) cue, similarity and grammar features
+    #: per case: (rule ids, pair-feature matrix) for the target model
+    pairs: tuple[tuple[tuple[str, ...], np.ndarray], ...]
+    #: the corrections (the word n-gram block is fit on the training corrections)
+    texts: tuple[str, ...] = ()
+
+    def take(self, idx: Sequence[int]) -> CaseFeatures:
+        """The rows ``idx``."""
+        idx = list(idx)
+        return CaseFeatures(self.vectors[idx], self.cues[idx], tuple(self.pairs[i] for i in idx),
+                            tuple(self.texts[i] for i in idx))
+
+    def design(self, vector_weight: float) -> np.ndarray:
+        """Vectors (weighted) beside the cue block."""
+        if vector_weight <= 0:
+            return self.cues
+        return np.hstack([self.vectors * vector_weight, self.cues])
+
+
+def _overlap(a: str, b: str) -> float:
+    sa, sb = set(content_stems(a)), set(content_stems(b))
+    return len(sa & sb) / max(len(sb), 1)
+
+
+def case_features(records: Sequence[ResolutionInput], grammar: Sequence[tuple[list[str] | None,
+                  list[str | None]]], embedder: str = DEFAULT_EMBEDDER) -> CaseFeatures:
+    """Features of each case; ``grammar`` gives the cue grammar's (ops, targets) per case."""
+    compiled = _compiled()
+    vecs = embed([r.correction for r in records], embedder)
+    rows, pairs = [], []
+    for rec, (g_ops, g_targets) in zip(records, grammar, strict=True):
+        text = rec.correction
+        kinds = [float(any(p.search(text) for p in pats)) for pats in compiled]
+        sc = segment_cues(text)
+        seg = [float(bool(getattr(sc, k))) for k in SEGMENT_KEYS]
+        seg += [float(sc.project is not None), float(bool(sc.conditions)),
+                float(bool(sc.exceptions)), float(text.rstrip().endswith("?"))]
+        gc = grammar_class(g_ops)
+        gram = [float(gc == c) for c in GRAMMAR_CLASSES]
+        ids = tuple(r.id for r in rec.library)
+        if rec.library:
+            queries = [text, *split_segments(text)]
+            qv = embed(queries, embedder)
+            rv = embed([rule_sentence(r) for r in rec.library], embedder)
+            sims = qv @ rv.T
+            whole, best = sims[0], sims.max(axis=0)
+            order = np.argsort(-best, kind="stable")
+            s1 = float(best[order[0]])
+            s2 = float(best[order[1]]) if len(order) > 1 else 0.0
+            lex = np.array([_overlap(text, rule_sentence(r)) for r in rec.library])
+            rank = np.empty(len(order))
+            rank[order] = np.arange(len(order))
+            g_t = np.array([float(i in set(g_targets)) for i in ids])
+            P = np.stack([whole, best, best - s1, (rank == 0).astype(float),
+                          1.0 / (1.0 + rank), lex, g_t], axis=1).astype(np.float32)
+            simf = [s1, s2, s1 - s2, float(lex.max()), float(g_t.any()),
+                    float(g_t[order[0]]) if g_t.any() else 0.0]
+        else:
+            P = np.zeros((0, 7), dtype=np.float32)
+            simf = [0.0] * 6
+        rows.append(kinds + seg + gram + simf + [float(np.log1p(len(rec.library)) / 5)])
+        pairs.append((ids, P))
+    return CaseFeatures(vecs, np.asarray(rows, dtype=np.float32), tuple(pairs),
+                        tuple(r.correction for r in records))
+
+
+class OperationModel(ClassifierMixin, BaseEstimator):
+    """Multinomial logistic regression over :class:`CaseFeatures` (the operation class), with an
+    optional binary word n-gram block (vocabulary fit on the training corrections)."""
+
+    def __init__(self, C: float = 1.0, vector_weight: float = 0.0, random_state: int | None = 0,
+                 ngram_weight: float = 0.0):
+        self.C = C
+        self.vector_weight = vector_weight
+        self.random_state = random_state
+        self.ngram_weight = ngram_weight
+
+    def _X(self, X: CaseFeatures) -> np.ndarray:
+        base = X.design(self.vector_weight)
+        if self.ngram_weight <= 0:
+            return base
+        grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
+        return np.hstack([base, grams * self.ngram_weight])
+
+    def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None
+            ) -> OperationModel:
+        """Fit on case features ``X`` and operation classes ``y``."""
+        rs = check_random_state(self.random_state)
+        if self.ngram_weight > 0:
+            from sklearn.feature_extraction.text import CountVectorizer
+
+            self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True, min_df=2).fit(
+                list(X.texts))
+        self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
+                                         random_state=int(rs.randint(0, 2**31 - 1)))
+        self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X: CaseFeatures) -> np.ndarray:
+        """Class probabilities, columns in ``classes_`` order."""
+        return self.model_.predict_proba(self._X(X))
+
+    def predict(self, X: CaseFeatures) -> np.ndarray:
+        """The most probable operation class per case."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class TargetModel(BaseEstimator):
+    """Logistic regression over (correction, rule) pair features: P(rule is the target)."""
+
+    def __init__(self, C: float = 1.0, random_state: int | None = 0):
+        self.C = C
+        self.random_state = random_state
+
+    def fit(self, X: CaseFeatures, targets: Sequence[str | None]) -> TargetModel:
+        """Fit on the cases that have a gold target (others are skipped)."""
+        rs = check_random_state(self.random_state)
+        rows, ys = [], []
+        for (ids, P), t in zip(X.pairs, targets, strict=True):
+            if t is None or t not in ids:
+                continue
+            rows.append(P)
+            ys.append(np.array([i == t for i in ids], dtype=int))
+        self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
+                                         random_state=int(rs.randint(0, 2**31 - 1)))
+        self.model_.fit(np.vstack(rows), np.concatenate(ys))
+        return self
+
+    def rank(self, X: CaseFeatures) -> list[list[tuple[str, float]]]:
+        """Per case, the rules with P(target), best first (ties by rule id)."""
+        out = []
+        for ids, P in X.pairs:
+            if not ids:
+                out.append([])
+                continue
+            p = self.model_.predict_proba(P)[:, 1]
+            out.append(sorted(zip(ids, map(float, p), strict=True), key=lambda x: (-x[1], x[0])))
+        return out
+
+
+# -- development cases ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One development case: the input, gold operation class and target, its CV group."""
+
+    record: ResolutionInput
+    op: str
+    target: str | None
+    gold_ops: tuple[tuple[str, str | None], ...]
+    group: str
+
+
+def _gold_class(updates: Sequence) -> tuple[str, str | None]:
+    ops = [u.op for u in updates]
+    c = grammar_class(ops)
+    tgt = updates[0].target if c in TARGETED else None
+    return c, tgt
+
+
+#: development batches written apart, scored once at first contact, development since
+DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2")
+
+
+def development_cases(grow: bool = True) -> list[Case]:
+    """Development cases: ``dev`` and ``dev2`` (in their own libraries and grown to 60 rules with
+    related distractors) and the batches in :data:`DEV_BATCHES` (small and ~60-rule libraries as
+    written). Every file goes through ``require_role(path, "fit")``; held-out is never read."""
+    from toolkit.datasets.jsonl import read_jsonl
+    from toolkit.paper import fixtures_dir
+    from toolkit.records import Update
+    from toolkit.rules.distractors import grow_library
+    from toolkit.rules.resolution import DEV_CASES
+    from toolkit.rules.resolution_eval import load_cases
+    from toolkit.splits import require_role
+
+    d = fixtures_dir() / "resolution"
+    out: list[Case] = []
+    for name in DEV_CASES:
+        require_role(d / f"{name}.jsonl", "fit")
+        require_role(d / f"{name}_gold.jsonl", "fit")
+        recs, gold = load_cases(name)
+        for r in recs:
+            ups = gold[r.id].updates
+            c, t = _gold_class(ups)
+            key = tuple((u.op, u.target) for u in ups)
+            out.append(Case(r, c, t, key, f"{name}:{r.id}"))
+            if grow:
+                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
+    for name in DEV_BATCHES:
+        b = d / name
+        require_role(b / "resolution.jsonl", "fit")
+        require_role(b / "resolution.gold.jsonl", "fit")
+        recs = read_jsonl(b / "resolution.jsonl", ResolutionInput)
+        gold = {}
+        for line in Path(b / "resolution.gold.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                g = json.loads(line)
+                gold[g["id"]] = [Update(op=u["op"], target=u.get("target"))
+                                 for u in g["updates"] or []]
+        for r in recs:
+            c, t = _gold_class(gold[r.id])
+            out.append(Case(r, c, t, tuple((u.op, u.target) for u in gold[r.id]),
+                            f"{name}:{r.id}"))
+    return out
+
+
+# -- selection by grouped CV -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Selection:
+    """The chosen parameters and the out-of-fold evidence behind them."""
+
+    C: float
+    vector_weight: float
+    threshold: float
+    ngram_weight: float
+    oof_decision: tuple[int, int]
+    oof_target: tuple[int, int]
+    oof_unknown: int
+    grid: list[dict[str, float]]
+    #: out-of-fold counts by library size ("small" <= 10 rules, "large"), as the diagnostic shows
+    oof_groups: dict | None = None
+
+
+def _folds(groups: Sequence[str], k: int) -> list[np.ndarray]:
+    gs = sorted(set(groups))
+    return [np.array([i for i, g in enumerate(groups) if gs.index(g) % k == f]) for f in range(k)]
+
+
+def _choose(op: str, ranked: list[tuple[str, float]]) -> str | None:
+    return ranked[0][0] if op in TARGETED and ranked else None
+
+
+def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[tuple[bool, bool]],
+                  *, Cs: Sequence[float] = (0.1, 0.3, 1.0),
+                  vector_weights: Sequence[float] = (0.0, 1.0, 3.0), folds: int = 8,
+                  min_precision: float = 0.8, random_state: int = 0,
+                  ngram_weights: Sequence[float] = (0.0, 1.0)) -> Selection:
+    """Choose C, the vector weight and the abstention threshold by case-grouped CV.
+
+    ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
+    and the right decision+target (used for the ``multi`` class, which keeps the grammar's answer).
+    """
+    y = [c.op for c in cases]
+    tg = [c.target for c in cases]
+    fold_idx = _folds([c.group for c in cases], folds)
+    n = len(cases)
+    grid, best = [], None
+    for C, vw, nw in itertools.product(Cs, vector_weights, ngram_weights):
+        pmax = np.zeros(n)
+        dec_ok = np.zeros(n, dtype=bool)
+        tgt_ok = np.zeros(n, dtype=bool)
+        for test in fold_idx:
+            train = np.setdiff1d(np.arange(n), test)
+            Xtr, Xte = X.take(train), X.take(test)
+            m = OperationModel(C, vw, random_state, nw).fit(Xtr, [y[i] for i in train])
+            tm = TargetModel(1.0, random_state).fit(Xtr, [tg[i] for i in train])
+            pr = m.predict_proba(Xte)
+            ranked = tm.rank(Xte)
+            for j, i in enumerate(test):
+                op = str(m.classes_[int(np.argmax(pr[j]))])
+                pmax[i] = float(pr[j].max())
+                if op == "multi":
+                    dec_ok[i], tgt_ok[i] = grammar_ok[i]
+                else:
+                    dec_ok[i] = op == y[i]
+                    tgt_ok[i] = dec_ok[i] and (_choose(op, ranked[j]) == tg[i])
+        # the lowest threshold whose answered cases are at least min_precision right (decision)
+        t_best = 1.0
+        for t in sorted({0.0, *pmax.tolist()}):
+            ans = pmax >= t
+            if ans.sum() and dec_ok[ans].mean() >= min_precision:
+                t_best = t
+                break
+        ans = pmax >= t_best
+        large = np.array([len(ids) > 10 for ids, _ in X.pairs])
+        groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
+                      "decision_target": int((tgt_ok & ans & m).sum()),
+                      "unknown": int((~ans & m).sum())}
+                  for g, m in (("all", np.ones(n, bool)), ("small", ~large), ("large", large))}
+        row = {"groups": groups, "C": C, "vector_weight": vw, "ngram_weight": nw, "threshold": t_best,
+               "decision": int((dec_ok & ans).sum()), "target": int((tgt_ok & ans).sum()),
+               "unknown": int((~ans).sum()), "n": n}
+        grid.append(row)
+        key = (row["target"], row["decision"], -row["unknown"], -C, -vw, -nw)
+        if best is None or key > best[0]:
+            best = (key, row)
+    assert best is not None
+    row = best[1]
+    return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
+                     ngram_weight=row["ngram_weight"],
+                     oof_decision=(row["decision"], n), oof_target=(row["target"], n),
+                     oof_unknown=row["unknown"], grid=[{k: v for k, v in g.items() if k != "groups"}
+                                                       for g in grid],
+                     oof_groups=row["groups"])
+
+
+@dataclass(frozen=True)
+class FittedResolver:
+    """The operation and target models fit on all development cases, with their selection."""
+
+    operation: OperationModel
+    target: TargetModel
+    selection: Selection
+    embedder: str
+
+    def predict(self, X: CaseFeatures) -> list[tuple[str | None, str | None, float]]:
+        """(operation class or None when abstaining, target, probability) per case."""
+        pr = self.operation.predict_proba(X)
+        ranked = self.target.rank(X)
+        out = []
+        for p, rk in zip(pr, ranked, strict=True):
+            op = str(self.operation.classes_[int(np.argmax(p))])
+            if float(p.max()) < self.selection.threshold:
+                out.append((None, None, float(p.max())))
+            else:
+                out.append((op, _choose(op, rk), float(p.max())))
+        return out
+
+
+def grammar_readings(records: Sequence[ResolutionInput]) -> list:
+    """The cue grammar's resolution (with the semantic checks) of each record."""
+    from toolkit.rules.resolution import resolve_offline
+
+    return [resolve_offline(r) for r in records]
+
+
+def _reading(res) -> tuple[list[str] | None, list[str | None]]:  # noqa: ANN001 - Resolution
+    if res.status == "unknown":
+        return None, []
+    return [p.op for p in res.proposals], [p.target for p in res.proposals]
+
+
+_FITTED: dict[tuple[int, str], FittedResolver] = {}
+
+
+def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedResolver:
+    """Select parameters by grouped CV on development cases, then fit on all of them (cached
+    per process and on disk, keyed by the development files' sha256 and the parameters)."""
+    key = (seed, embedder)
+    if key in _FITTED:
+        return _FITTED[key]
+    from toolkit.rules._model_cache import cached_fit
+
+    def build() -> FittedResolver:
+        cases = development_cases()
+        recs = [c.record for c in cases]
+        readings = [_reading(r) for r in grammar_readings(recs)]
+        X = case_features(recs, readings, embedder)
+        ok = []
+        for c, (ops, tg) in zip(cases, readings, strict=True):
+            if ops is None:
+                ok.append((False, False))
+                continue
+            from collections import Counter
+
+            d = Counter(ops) == Counter(o for o, _ in c.gold_ops)
+            key2 = lambda o, t: (o, t if o != "add" else None)  # noqa: E731
+            tt = d and Counter(map(key2, ops, tg)) == Counter(key2(o, t) for o, t in c.gold_ops)
+            ok.append((d, tt))
+        sel = select_params(X, cases, ok, random_state=seed)
+        op = OperationModel(sel.C, sel.vector_weight, seed, sel.ngram_weight).fit(
+            X, [c.op for c in cases])
+        tm = TargetModel(1.0, seed).fit(X, [c.target for c in cases])
+        return FittedResolver(op, tm, sel, embedder)
+
+    _FITTED[key] = cached_fit("resolution", _training_files(), {"seed": seed, "embedder": embedder,
+                                                                 "version": 1}, build)
+    return _FITTED[key]
+
+
+def _training_files() -> list[Path]:
+    from toolkit.paper import fixtures_dir
+    from toolkit.rules.resolution import DEV_CASES
+
+    d = fixtures_dir() / "resolution"
+    files = [d / f"{n}{s}" for n in DEV_CASES for s in (".jsonl", "_gold.jsonl")]
+    files += [d / b / f for b in DEV_BATCHES for f in ("resolution.jsonl", "resolution.gold.jsonl")]
+    return files
+
+
+def _proposal_for(op: str, target: str | None, record: ResolutionInput, grammar):  # noqa: ANN001
+    """The proposal for the model's (op, target): the grammar's own when it agrees (it carries
+    the behaviour, scope and conditions it read), else one built from the correction's cues."""
+    from toolkit.rules.resolution import Proposal, _add_proposal, _revision, _scope_of
+
+    for p in grammar.proposals:
+        if p.op == op and (op == "add" or p.target == target):
+            return p
+    text = record.correction
+    cues = segment_cues(text)
+    if op == "add":
+        return _add_proposal(cues, text)
+    rule = next(r for r in record.library if r.id == target)
+    if op == "revise":
+        return _revision(cues, rule, text)
+    if op == "replace":
+        return Proposal("replace", target, text, behavior=cues.behavior or text,
+                        scope=_scope_of(cues, rule), conditions=cues.conditions,
+                        exceptions=cues.exceptions)
+    return Proposal(op, target, text)
+
+
+def resolve_learned(records: Sequence[ResolutionInput], *, seed: int = 0,
+                    embedder: str = DEFAULT_EMBEDDER) -> list:
+    """The offline resolver: the learned operation and target models over the grammar's reading
+    and the embedding features; ``unknown`` below the operating point (list of Resolution)."""
+    from dataclasses import replace
+
+    fitted = fitted_resolver(seed, embedder)
+    grammar = grammar_readings(records)
+    X = case_features(records, [_reading(g) for g in grammar], embedder)
+    out = []
+    for rec, g, (op, target, p) in zip(records, grammar, fitted.predict(X), strict=True):
+        note = f"learned: {op or 'abstain'} {target or ''} (p {p:.2f})".rstrip()
+        if op is None:
+            out.append(replace(g, proposals=[], status="unknown", dropped=[*g.dropped, note]))
+        elif op == "multi" or (op in TARGETED and target is None):
+            # several updates, or a targeted operation with no rule to target (empty library):
+            # the grammar's reading stands
+            out.append(replace(g, dropped=[*g.dropped, note]))
+        elif op == "none":
+            out.append(replace(g, proposals=[], status="ok", dropped=[*g.dropped, note]))
+        else:
+            props = [_proposal_for(op, target, rec, g)]
+            out.append(replace(g, proposals=props, status="ok", dropped=[*g.dropped, note]))
+    return out
