@@ -37,7 +37,14 @@ from sklearn.model_selection import GroupKFold
 
 from toolkit.compliance._catalogue import CatalogueReading
 from toolkit.compliance._checks import View
-from toolkit.compliance._features import CLAUSE_NAMES, CUE_NAMES, SIM_NAMES, PairInput, build, clause_features
+from toolkit.compliance._features import (
+    CLAUSE_NAMES,
+    CUE_NAMES,
+    SIM_NAMES,
+    PairInput,
+    build,
+    clause_features,
+)
 from toolkit.compliance._types import Evidence, Rule, Verdict
 
 RESOURCE = "learned_reader.json"
