@@ -1348,9 +1348,10 @@ _PREREQ = (
 
 def recognise(text: str) -> tuple[list[Check], set[str]]:
     """Checks for the kinds in this module found in a preference text, and labels they supersede."""
+    from toolkit.compliance._catalogue_data import recognise_data
+
     low = text.lower().replace("\u2019", "'")
-    out: list[Check] = []
-    drop: set[str] = set()
+    out, drop = recognise_data(text)  # the kinds whose recognition is data (their files' ``recognise``)
     # language of the reply
     m = re.search(r"\b(?:answer|reply|respond|write|speak|talk|communicate|responses?|replies|answers?)\b[^.;]{0,25}"
                   r"\bin\s+(" + "|".join(list(_LANG_SETS) + list(_LANG_ALIASES)) + r")\b", low) or \
@@ -1377,18 +1378,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         n = _number(m.group(1))
         if n is not None:
             out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
-    # random seeds
-    if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and re.search(
-            r"\brandom|reproducib|random_state|\bnp\.|torch|numpy|\btrain\w*|experiments?|\bruns?\b|\bconfig|scripts?|"
-            r"\bcode\b|\bsplits?\b|\bsampl", low) and \
-            re.search(r"\b(seeds?|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
-        out.append(SeedCode(training=bool(re.search(r"\btrain\w*\b", low))))
-    # uncertainty beside estimates
-    if re.search(r"\b(confidence intervals?|standard errors?|error bars?|margins? of error|uncertainty|"
-                 r"credible intervals?|\b\d\d\s?% cis?\b|\bcis? (?:of|around|for)\b|\b(?:a|the|with|or) cis?\b(?! runner| pipeline| job| config))", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(confidence|"
-                                                                        r"standard|error|uncertaint)", low):
-        out.append(Uncertainty())
-        drop.add("a confidence estimate")
     # units
     if re.search(r"\bunits?\b", low) and re.search(r"\b(state|give|include|always|report|with|label|show|mention|"
                                                     r"add|need|every|each)\b", low) and \
@@ -1405,12 +1394,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                       r"go(?:es)? into|committed|config files?|settings files?|written (?:into|to|in)|put (?:into|in)|"
                       r"stored in|workflow files?|dockerfiles?|scripts?|in plain ?text)\b|\.json\b|\.env\b", low):
         out.append(SecretLeak(in_code=True))
-    # fenced commands
-    if re.search(r"\b(shell |terminal |cli |bash |console )?commands?\b", low) and \
-            re.search(r"\b(code ?blocks?|fenced|fences|```|triple backticks)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(code ?blocks?|fenced)", low):
-        out.append(FencedCommands())
-        drop.add("*requireterms*")
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
     if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
@@ -1423,12 +1406,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         elif re.search(r"\b(start|open|begin|greet)\w*\b[^.]{0,40}\bwith\b", low):
             out.append(Bookend(q[0], "start"))
             drop.add("*domain*")
-    # subject line
-    if re.search(r"\bsubject(?: lines?)?\b", low) and not re.search(r"\bcommit", low) and re.search(r"\b(include|add|always|need|must|should|with|"
-                                                                r"put|give|write)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bsubject", low):
-        out.append(SubjectLine())
-        drop.add("*requireterms*")
     # spelling variant
     m = re.search(r"\b(british|uk|commonwealth|american|us)\s+(english\s+)?spelling", low) or \
         re.search(r"\bspell\w*\b[^.]{0,30}\b(british|uk|american|us)\b", low) or \
@@ -1490,11 +1467,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if len(names) >= 2:
             out.append(Sections(tuple(names)))
             drop.add("*headings*")
-    # bold / italics
-    if re.search(r"\b(bold|italics?|italici[sz]\w*|emphasis|asterisks)\b", low) and \
-            re.search(rf"\b{_NEG}\b[^.]{{0,25}}\b(bold|italics?|emphasis|asterisks)", low):
-        out.append(NoEmphasis())
-        drop.update({"*forbid:bold*", "*forbid:italics*", "*forbid:italic*", "*forbid:emphasis*"})
     # advice to act
     m = re.search(r"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:tell|advise|recommend|suggest|urge|push)\w*\s+"
                   r"(?:me\s+|us\s+)?(?:to\s+|that i\s+)?(?P<v>buy|sell|invest|purchase|trade|short|hold|sign|quit|"
@@ -1554,10 +1526,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid(np, Matcher((), tuple(r"\b" + re.escape(x) + r"\b" for x in lex)), task_override=True,
                               ask=f"skip the {np}"))
             drop.add("*domain*")
-    # code blocks with a language tag
-    if re.search(r"\b(code (samples?|blocks?|snippets?|examples?)|fenced blocks?)\b", low) and \
-            re.search(r"\b(language (tag|hint|identifier|name)|syntax highlighting|tagged with|info string)\b", low):
-        out.append(FenceLanguage())
     # SQL keyword case
     m = re.search(r"\bsql\b[^.]{0,30}\b(upper|lower)[- ]?case\b|\b(upper|lower)[- ]?case\b[^.]{0,30}\bsql\b", low) or \
         re.search(r"\b(?:sql\s+)?keywords?\b[^.]{0,20}\b(?:in\s+)?(upper|lower|capitals|caps|capitali[sz]ed|all[- ]caps)\b", low)
@@ -1578,11 +1546,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(CommitSubjectLength(int(m.group(1)) - (1 if re.search(r"\b(under|below|<(?!=))", low) else 0)))
         out[:] = [c for c in out if not isinstance(c, SubjectLine)]
         drop.update({"*code_line_length*", "*char_limit*"})
-    # contractions
-    if re.search(r"\bcontractions?\b", low) and (re.search(rf"\b{_NEG}\b[^.]{{0,30}}\bcontractions?", low) or
-                                                  re.search(r"\bcontractions?\b[^.]{0,20}\b(banned|not allowed)", low)):
-        out.append(Contractions())
-        drop.add("*forbid:contractions*")
     # spell out small numbers
     m = re.search(r"\bspell(?:ed|ing)? out (?:all )?(?:whole )?numbers?(?: (?:below|under|less than|up to|smaller than) "
                   r"(\w+))?|\bnumbers? (?:below|under|less than|smaller than) (\w+)[^.]{0,20}\b(?:in words|spelled out|"
@@ -1704,10 +1667,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                   r"\bserv(?:e|es|ing)\s+(\w+)\b", low)
     if m and _number(m.group(1) or m.group(2)) is not None:
         out.append(Servings(_number(m.group(1) or m.group(2))))
-    # example credentials must be placeholders
-    if re.search(r"\bplaceholders?\b", low) and re.search(r"\b(keys?|tokens?|secrets?|passwords?|credentials?)\b", low) \
-            or re.search(r"\b(real|actual|live)[- ](?:looking )?(keys?|tokens?|secrets?|credentials?)\b", low):
-        out.append(SecretLeak())
     # say which commands were run
     if re.search(r"\b(?:commands?|tasks?|checks?|tests?)\s+(?:that\s+)?you\s+(?:actually\s+)?(?:ran|run|executed)\b|"
                  r"\bwhat you (?:actually )?ran\b|\bwhich (?:commands?|tests?|tasks?|checks?)\b[^.]{0,20}\b(?:ran|run)\b", low):
@@ -1757,10 +1716,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     for path in protected_paths(text):
         out.append(ProtectedPath(path))
         drop.add("*actions*")
-    # call to action at the end
-    if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
-        out.append(CallToAction())
-        drop.add("*requireterms*")
     # all caps for emphasis
     if (re.search(r"\ball[- ]caps\b|\bcapital letters\b", low) or re.search(r"\bshout", low) and not
             re.search(r"\bexclamation", low)) and re.search(rf"\b{_NEG}\b", low):
