@@ -1378,11 +1378,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         n = _number(m.group(1))
         if n is not None:
             out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
-    # units
-    if re.search(r"\bunits?\b", low) and re.search(r"\b(state|give|include|always|report|with|label|show|mention|"
-                                                    r"add|need|every|each)\b", low) and \
-            not re.search(r"\bunit tests?\b|\bunits? of work\b|\bsi units? only\b|\binstead of\b|\bnot\b", low):
-        out.append(Units())
     # secrets
     if re.search(r"\b(secrets?|tokens?|api[ -]?keys?|passwords?|credentials?|private keys?)\b", low) and \
             re.search(rf"\b{_NEG}\b|\bredact|\bmask|\bkeep\b[^.]{{0,20}}\bout of\b", low) and \
@@ -1591,9 +1586,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid(mm.group(0), Matcher((), rxs), where="any", task_override=True,
                               ask=f"no {mm.group(0)}"))
             drop.add(f"*forbid-containing:{mm.group(0).split()[0]}*")
-    # Go error wrapping
-    if re.search(r"\bwrap\w*\b[^.]{0,30}\berrors?\b|\berrors?\b[^.]{0,30}\bwrap", low) or "%w" in low:
-        out.append(WrapErrors())
     # code identifiers that must not be left in code (fmt.Println, console.log ...)
     # the identifier after "not"/"instead of" is the banned one ("use logging.getLogger(), not print()")
     pref_m = re.search(r"\b(?:use|prefer|go with|stick to)\b(?:[^.;]|\.(?=\w)){0,80}?(?:,\s*)?\b(?:not|instead of|rather than|"
@@ -1667,11 +1659,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                   r"\bserv(?:e|es|ing)\s+(\w+)\b", low)
     if m and _number(m.group(1) or m.group(2)) is not None:
         out.append(Servings(_number(m.group(1) or m.group(2))))
-    # say which commands were run
-    if re.search(r"\b(?:commands?|tasks?|checks?|tests?)\s+(?:that\s+)?you\s+(?:actually\s+)?(?:ran|run|executed)\b|"
-                 r"\bwhat you (?:actually )?ran\b|\bwhich (?:commands?|tests?|tasks?|checks?)\b[^.]{0,20}\b(?:ran|run)\b", low):
-        out.append(RanCommands())
-        drop.add("*requireterms*")
     # where saved files go and how they are named
     exs = list(re.finditer(r"(?<![\w/])((?:[\w.-]+/)*[\w<>{}\[\].-]*[A-Za-z0-9>\]}]\.(md|txt|csv|json|ya?ml|py|ipynb|tex|"
                            r"docx?|pdf|png|svg))\b", text))
@@ -1707,11 +1694,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(Forbid("numbered citations", Matcher((), (r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]",)), task_override=False,
                           ask="cite author-year instead of numbers"))
         drop.update({"*forbid-containing:numbered*", "*forbid-containing:[3]-style*"})
-    # notebook outputs
-    if re.search(r"\b(clear|strip|remove|no|without|empty)\w*\b[^.]{0,30}\boutputs?\b", low) and \
-            re.search(r"\bnotebooks?\b|\.?ipynb\b", low):
-        out.append(NotebookOutputs())
-        drop.add("*domain*")
     # folders and files that are off limits
     for path in protected_paths(text):
         out.append(ProtectedPath(path))
@@ -1819,8 +1801,4 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:2[2-3]|0?[0-4])[:.h]\d\d\b",
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:1[01](?:[:.]\d\d)?\s?p\.?m|12(?:[:.]\d\d)?\s?a\.?m|"
             r"[1-4](?:[:.]\d\d)?\s?a\.?m)\b")), task_override=True, ask="find a daytime flight"))
-    # javadoc-style comments on exported functions
-    if re.search(r"\b(jsdoc|tsdoc|doc ?comments?|documentation comments?)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(jsdoc|tsdoc|doc)", low):
-        out.append(DocComments())
     return out, drop
