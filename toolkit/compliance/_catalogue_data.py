@@ -9,7 +9,7 @@ A kind may also say how it is recognised in a rule's text (``recognise``): alter
 set of patterns that must all match the lower-cased rule (``all``), patterns that must not
 (``none``), the check it compiles to with literal parameters (``params``) or parameters read from
 the rule (``flags``: a parameter is true when its pattern matches), and the generic checks it
-supersedes (``drop``). ``{NEG}`` in a pattern stands for the shared negation cue. The first
+supersedes (``drop``). ``{NEG}`` and ``{MONTHS}`` in a pattern stand for shared cues. The first
 alternative that matches fires, once. :func:`recognise_data` runs them; the rest of the
 recognisers still live as code in ``_kinds.recognise`` and ``_interpreter`` (issue 15 moves them
 here one kind at a time).
@@ -44,6 +44,17 @@ class KindExamples(BaseModel):
 
 #: the shared negation cue that ``{NEG}`` stands for in a trigger pattern
 NEG = r"(?:never|don't|do not|no|avoid|stop|without|not)"
+#: month names (English, Spanish, French, German) that ``{MONTHS}`` stands for
+MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+          "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+          "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+          "janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|décembre|"
+          "januar|februar|märz|juni|juli|oktober|dezember")
+
+
+def expand(rx: str) -> str:
+    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``) written out."""
+    return rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS)
 
 
 class Trigger(BaseModel):
@@ -60,12 +71,12 @@ class Trigger(BaseModel):
     @model_validator(mode="after")
     def _compiles(self) -> Trigger:
         for rx in (*self.all, *self.none, *self.flags.values()):
-            re.compile(rx.replace("{NEG}", NEG))
+            re.compile(expand(rx))
         return self
 
     def matches(self, low: str) -> bool:
-        return all(re.search(rx.replace("{NEG}", NEG), low) for rx in self.all) and \
-            not any(re.search(rx.replace("{NEG}", NEG), low) for rx in self.none)
+        return all(re.search(expand(rx), low) for rx in self.all) and \
+            not any(re.search(expand(rx), low) for rx in self.none)
 
 
 class Kind(BaseModel):
@@ -116,7 +127,7 @@ def recognise_data(text: str) -> tuple[list, set[str]]:
     for kind in catalogue():
         for trig in kind.recognise:
             if trig.matches(low):
-                params = {**trig.params, **{k: bool(re.search(rx.replace("{NEG}", NEG), low))
+                params = {**trig.params, **{k: bool(re.search(expand(rx), low))
                                             for k, rx in trig.flags.items()}}
                 out.append(getattr(_kinds, trig.check)(**params))
                 drop.update(trig.drop)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolkit import text as tx
+from toolkit.compliance._catalogue_data import MONTHS as _MONTHS
 from toolkit.compliance._checks import (
     Check,
     Finding,
@@ -83,11 +84,6 @@ class Language(Check):
 
 
 # -- dates ----------------------------------------------------------------------------------------
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
-           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
-           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
-           "janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|décembre|"
-           "januar|februar|märz|juni|juli|oktober|dezember")
 _DATE_STYLES = {
     "iso": r"\b\d{4}-\d{2}-\d{2}\b",
     "numeric": r"\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b",
@@ -1359,18 +1355,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
     if m:
         lang = _LANG_ALIASES.get(m.group(1), m.group(1))
         out.append(Language(lang))
-    # date format
-    if re.search(r"\bdates?\b", low):
-        if re.search(r"\biso\b|yyyy-mm-dd|\d{4}-\d{2}-\d{2}", low):
-            out.append(DateFormat("iso", "YYYY-MM-DD"))
-        elif re.search(r"\b(dd|mm)[./](mm|dd)[./]yy(yy)?\b", low):
-            out.append(DateFormat("numeric", "DD/MM/YYYY"))
-        elif re.search(r"\b(month (names?|spelled|written)|spell(ed)? out the month|written[- ]out month)", low):
-            out.append(DateFormat("month_name", "day month year"))
-        elif re.search(_DATE_STYLES["dmy"], low, re.I) or re.search(r"\bday month year\b", low):
-            out.append(DateFormat("dmy", "day month year (5 March 2025)"))
-        elif re.search(_DATE_STYLES["mdy"], low, re.I) or re.search(r"\bmonth day,? year\b", low):
-            out.append(DateFormat("mdy", "month day, year (March 5, 2025)"))
     # decimal places
     m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimals?(?: places?| points?| digits?)?|dp|"
                   r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
