@@ -53,8 +53,30 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
 
 
 def expand(rx: str) -> str:
-    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``) written out."""
-    return rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS)
+    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``, ``{LANGUAGES}``) written out."""
+    rx = rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS)
+    if "{LANGUAGE" in rx:
+        from toolkit.compliance._kinds import language_names
+
+        names, aliases = language_names()
+        rx = rx.replace("{LANGUAGES}", "|".join(names + aliases)).replace("{LANGUAGE_NAMES}", "|".join(names))
+    return rx
+
+
+class Capture(BaseModel):
+    """A parameter read from a group of the trigger's first pattern: text (through ``map``) or a number
+    (digits, or a word through ``map``; the trigger does not fire when it is neither)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    group: int = Field(ge=1)
+    type: str = Field(pattern="^(text|number)$")
+    map: dict[str, str | int] = Field(default_factory=dict)
+
+    def value(self, m: re.Match) -> str | int | None:
+        raw = m.group(self.group)
+        if self.type == "number":
+            return int(raw) if raw.isdigit() else self.map.get(raw)
+        return self.map.get(raw, raw)
 
 
 class Trigger(BaseModel):
@@ -66,6 +88,7 @@ class Trigger(BaseModel):
     none: list[str] = Field(default_factory=list)
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     flags: dict[str, str] = Field(default_factory=dict)
+    capture: dict[str, Capture] = Field(default_factory=dict)
     drop: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -126,10 +149,16 @@ def recognise_data(text: str) -> tuple[list, set[str]]:
     out, drop = [], set()
     for kind in catalogue():
         for trig in kind.recognise:
-            if trig.matches(low):
-                params = {**trig.params, **{k: bool(re.search(expand(rx), low))
-                                            for k, rx in trig.flags.items()}}
-                out.append(getattr(_kinds, trig.check)(**params))
-                drop.update(trig.drop)
-                break
+            if not trig.matches(low):
+                continue
+            params = {**trig.params, **{k: bool(re.search(expand(rx), low)) for k, rx in trig.flags.items()}}
+            if trig.capture:
+                m = re.search(expand(trig.all[0]), low)
+                got = {k: c.value(m) for k, c in trig.capture.items()}
+                if any(v is None for v in got.values()):
+                    continue
+                params.update(got)
+            out.append(getattr(_kinds, trig.check)(**params))
+            drop.update(trig.drop)
+            break
     return out, drop

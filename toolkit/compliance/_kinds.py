@@ -42,6 +42,11 @@ _LANG_WORDS = {
     "dutch": "de het een en van is dat niet op te met voor zijn er maar ook als bij aan",
 }
 _LANG_SETS = {k: frozenset(v.split()) for k, v in _LANG_WORDS.items()}
+
+
+def language_names() -> tuple[list[str], list[str]]:
+    """The languages the reader can detect, and the aliases a rule may name them by."""
+    return list(_LANG_SETS), list(_LANG_ALIASES)
 _LANG_ALIASES = {"castilian": "spanish", "español": "spanish", "espanol": "spanish", "français": "french",
                  "deutsch": "german", "italiano": "italian", "português": "portuguese", "brazilian portuguese":
                  "portuguese", "flemish": "dutch"}
@@ -1348,20 +1353,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
 
     low = text.lower().replace("\u2019", "'")
     out, drop = recognise_data(text)  # the kinds whose recognition is data (their files' ``recognise``)
-    # language of the reply
-    m = re.search(r"\b(?:answer|reply|respond|write|speak|talk|communicate|responses?|replies|answers?)\b[^.;]{0,25}"
-                  r"\bin\s+(" + "|".join(list(_LANG_SETS) + list(_LANG_ALIASES)) + r")\b", low) or \
-        re.search(r"\b(" + "|".join(_LANG_SETS) + r")\s+only\b", low)
-    if m:
-        lang = _LANG_ALIASES.get(m.group(1), m.group(1))
-        out.append(Language(lang))
-    # decimal places
-    m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimals?(?: places?| points?| digits?)?|dp|"
-                  r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
-    if m and re.search(r"\b(round\w*|decimals?|dp|digits?|precision|no more than|at most|max)\b", low):
-        n = _number(m.group(1))
-        if n is not None:
-            out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
     # secrets
     if re.search(r"\b(secrets?|tokens?|api[ -]?keys?|passwords?|credentials?|private keys?)\b", low) and \
             re.search(rf"\b{_NEG}\b|\bredact|\bmask|\bkeep\b[^.]{{0,20}}\bout of\b", low) and \
