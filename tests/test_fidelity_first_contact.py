@@ -32,3 +32,18 @@ def test_first_contact_needs_a_batch_for_the_diagnostic(tmp_path, capsys):
     (tmp_path / "points.jsonl").write_text("")  # a fidelity batch is not an admission batch
     assert main(["reproduce", "admission", "--first-contact", str(tmp_path)]) == 2
     assert "holds no batch" in capsys.readouterr().err
+
+
+def test_batches_used_for_development_since_keep_their_first_contact_rows():
+    from toolkit.diagnostics.fidelity import recorded_first_contacts
+    from toolkit.splits import first_contact_of, load_splits
+
+    rows = {r["set"].split()[1]: r for r in recorded_first_contacts()}
+    for name in ("w1", "w2"):
+        folder = ROOT / "fixtures" / "fidelity" / "firstcontact" / name
+        assert load_splits()[f"fixtures/fidelity/firstcontact/{name}/points.jsonl"].role == "development"
+        rec = first_contact_of(folder)
+        row = rows[name]
+        assert row["role"] == "first-contact (recorded)" and rec["commit"][:8] in row["set"]
+        for k in ("f1", "specificity", "rule_recall", "coverage"):
+            assert row[k] == rec["scores"]["macro"][k]

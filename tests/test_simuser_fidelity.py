@@ -144,7 +144,7 @@ def _recompute(points: list[AnnotatedPoint], rows: list[dict]) -> dict[str, floa
         rr = len(lab & set(r["preference_ids"])) / len(lab) if lab else 0.0
         per.setdefault(p.annotator, []).append((p.corrected, r["corrected"], rr, r["decision"] in ("correct", "silent")))
     out: dict[str, list[float]] = {k: [] for k in ("precision", "recall", "f1", "specificity", "rule_recall",
-                                                  "coverage")}
+                                                  "coverage", "tn_abstain_share")}
     for rows_ in per.values():
         tp = sum(t and q for t, q, _, _ in rows_)
         fp = sum(q and not t for t, q, _, _ in rows_)
@@ -156,7 +156,8 @@ def _recompute(points: list[AnnotatedPoint], rows: list[dict]) -> dict[str, floa
         pos = [rr for t, _, rr, _ in rows_ if t]
         vals = {"precision": prec, "recall": rec, "f1": f1, "specificity": tn / (tn + fp) if tn + fp else math.nan,
                 "rule_recall": sum(pos) / len(pos) if pos else math.nan,
-                "coverage": sum(j for *_, j in rows_) / len(rows_)}
+                "coverage": sum(j for *_, j in rows_) / len(rows_),
+                "tn_abstain_share": (sum(not t and not q and not j for t, q, _, j in rows_) / tn) if tn else math.nan}
         for k, v in vals.items():
             out[k].append(v)
     return {k: sum(x for x in v if not math.isnan(x)) / len([x for x in v if not math.isnan(x)]) for k, v in out.items()}
@@ -168,3 +169,11 @@ def test_macro_figures_equal_a_recomputation_from_per_point_decisions():
     again = _recompute(points, rep["points"])
     for k, v in again.items():
         assert rep["macro"][k] == pytest.approx(v), k
+    # Table 10's row (what the diagnostic prints) carries the same figures
+    from toolkit.diagnostics.fidelity import table_row
+
+    row = table_row("dev", "development", rep)
+    for k in ("precision", "recall", "f1", "specificity", "rule_recall", "coverage"):
+        assert row[k] == pytest.approx(again[k]), k
+    assert row["tn_owed_to_abstention"] == pytest.approx(again["tn_abstain_share"])
+    assert row["n"] == len(points) and row["n_pos"] + row["n_neg"] == len(points)

@@ -4,10 +4,20 @@ Each file names the kind, the compiled check classes it stands for, what it is a
 the catalogue stage must flag (``violated``), must pass (``satisfied``) and must abstain on
 (``unknown``). tests/test_compliance_catalogue.py runs every example, so a kind without examples
 fails CI.
+
+A kind may also say how it is recognised in a rule's text (``recognise``): alternatives, each a
+set of patterns that must all match the lower-cased rule (``all``), patterns that must not
+(``none``), the check it compiles to with literal parameters (``params``) or parameters read from
+the rule (``flags``: a parameter is true when its pattern matches), and the generic checks it
+supersedes (``drop``). ``{NEG}`` and ``{MONTHS}`` in a pattern stand for shared cues. The first
+alternative that matches fires, once. :func:`recognise_data` runs them; the rest of the
+recognisers still live as code in ``_kinds.recognise`` and ``_interpreter`` (issue 15 moves them
+here one kind at a time).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -32,6 +42,66 @@ class KindExamples(BaseModel):
     must_abstain: list[KindExample] = Field(default_factory=list)
 
 
+#: the shared negation cue that ``{NEG}`` stands for in a trigger pattern
+NEG = r"(?:never|don't|do not|no|avoid|stop|without|not)"
+#: month names (English, Spanish, French, German) that ``{MONTHS}`` stands for
+MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+          "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+          "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+          "janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|décembre|"
+          "januar|februar|märz|juni|juli|oktober|dezember")
+
+
+def expand(rx: str) -> str:
+    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``, ``{LANGUAGES}``) written out."""
+    rx = rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS)
+    if "{LANGUAGE" in rx:
+        from toolkit.compliance._kinds import language_names
+
+        names, aliases = language_names()
+        rx = rx.replace("{LANGUAGES}", "|".join(names + aliases)).replace("{LANGUAGE_NAMES}", "|".join(names))
+    return rx
+
+
+class Capture(BaseModel):
+    """A parameter read from a group of the trigger's first pattern: text (through ``map``) or a number
+    (digits, or a word through ``map``; the trigger does not fire when it is neither)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    group: int = Field(ge=1)
+    type: str = Field(pattern="^(text|number)$")
+    map: dict[str, str | int] = Field(default_factory=dict)
+
+    def value(self, m: re.Match) -> str | int | None:
+        raw = m.group(self.group)
+        if self.type == "number":
+            return int(raw) if raw.isdigit() else self.map.get(raw)
+        return self.map.get(raw, raw)
+
+
+class Trigger(BaseModel):
+    """One way a kind is recognised in a rule's text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    check: str = Field(min_length=1)
+    all: list[str] = Field(min_length=1)
+    none: list[str] = Field(default_factory=list)
+    params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    flags: dict[str, str] = Field(default_factory=dict)
+    capture: dict[str, Capture] = Field(default_factory=dict)
+    drop: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _compiles(self) -> Trigger:
+        for rx in (*self.all, *self.none, *self.flags.values()):
+            re.compile(expand(rx))
+        return self
+
+    def matches(self, low: str) -> bool:
+        return all(re.search(expand(rx), low) for rx in self.all) and \
+            not any(re.search(expand(rx), low) for rx in self.none)
+
+
 class Kind(BaseModel):
     """One kind of the catalogue."""
 
@@ -40,6 +110,7 @@ class Kind(BaseModel):
     checks: list[str] = Field(min_length=1)
     about: str = Field(min_length=1)
     examples: KindExamples
+    recognise: list[Trigger] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_examples(self) -> Kind:
@@ -49,6 +120,9 @@ class Kind(BaseModel):
                 raise ValueError(f"kind {self.kind}: needs must_abstain examples")
         elif not (e.must_flag and e.must_pass):
             raise ValueError(f"kind {self.kind}: needs at least one must_flag and one must_pass example")
+        for t in self.recognise:
+            if t.check not in self.checks:
+                raise ValueError(f"kind {self.kind}: recognise names {t.check}, not one of its checks {self.checks}")
         return self
 
 
@@ -65,3 +139,26 @@ def catalogue() -> tuple[Kind, ...]:
         except Exception as exc:
             raise ValueError(f"toolkit/resources/compliance/kinds/{f.name}: {exc}") from None
     return tuple(out)
+
+
+def recognise_data(text: str) -> tuple[list, set[str]]:
+    """Checks for the kinds whose recognition is data (``recognise`` in their files), and what they supersede."""
+    from toolkit.compliance import _kinds
+
+    low = text.lower().replace("\u2019", "'")
+    out, drop = [], set()
+    for kind in catalogue():
+        for trig in kind.recognise:
+            if not trig.matches(low):
+                continue
+            params = {**trig.params, **{k: bool(re.search(expand(rx), low)) for k, rx in trig.flags.items()}}
+            if trig.capture:
+                m = re.search(expand(trig.all[0]), low)
+                got = {k: c.value(m) for k, c in trig.capture.items()}
+                if any(v is None for v in got.values()):
+                    continue
+                params.update(got)
+            out.append(getattr(_kinds, trig.check)(**params))
+            drop.update(trig.drop)
+            break
+    return out, drop

@@ -175,3 +175,71 @@ def build(pairs: Sequence[PairInput], embed) -> tuple[np.ndarray, np.ndarray, np
                    (sn.max() - top[0]) if ni >= 0 else 0.0]
         remb[i] = vecs[ri]
     return cues, sims, remb
+
+
+CLAUSE_NAMES = ("clause_rule_max", "clause_rule_top2", "clause_neg_max", "clause_neg_max_unnegated",
+                "clause_best_is_negated", "clause_rule_max_minus_point", "clause_neg_max_minus_point",
+                "clause_n_log")
+
+
+def evidence_clauses(view: View, *, cap: int = 40) -> list[tuple[str, bool]]:
+    """The evidence as clauses, each with whether the text layer's negation scope covers it.
+
+    Reply sentences (split again at semicolons) and the non-empty lines of workspace files; a clause
+    under negation mentions a thing while avoiding it ("I left out the emoji"), which a pair model
+    must not read as doing it.
+    """
+    out: list[tuple[str, bool]] = []
+    for s in view.sentences:
+        for c in re.split(r"\s*;\s*", s):
+            if len(c.split()) >= 2:
+                out.append((c[:300], bool(tx.negated(c, 0, len(c)))))
+    for _, body in sorted((view.artifacts or {}).items())[:8]:
+        for line in tx.nonempty_lines(body)[:12]:
+            out.append((line[:300], False))
+    return out[:cap]
+
+
+def clause_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
+    """Per pair: the rule (and its negated part) against every evidence clause, max and top-2 over
+    clauses, the best clause's negation, and the margin over the point's other rules (order:
+    :data:`CLAUSE_NAMES`). A pair model scored per clause and pooled by max, as in multiple-instance
+    reading of long evidence."""
+    texts: dict[str, int] = {}
+
+    def idx(t: str) -> int:
+        t = t.strip() or "(empty)"
+        if t not in texts:
+            texts[t] = len(texts)
+        return texts[t]
+
+    plan, cache = [], {}
+    for p in pairs:
+        main, neg, _ = rule_parts(p.rule)
+        key = id(p.view)
+        if key not in cache:
+            cache[key] = evidence_clauses(p.view)
+        cl = cache[key] or [(p.evidence.text()[:300] or "(empty)", False)]
+        plan.append((idx(main), idx(neg) if neg else -1, [idx(c) for c, _ in cl], np.array([n for _, n in cl])))
+    vecs = embed.embed(list(texts))
+    out = np.zeros((len(pairs), len(CLAUSE_NAMES)))
+    for i, (mi, ni, cis, negs) in enumerate(plan):
+        C = vecs[cis]
+        s = C @ vecs[mi]
+        top = np.sort(s)[::-1]
+        sn = C @ vecs[ni] if ni >= 0 else np.zeros(len(cis))
+        best = int(np.argmax(sn if ni >= 0 else s))
+        un = sn[~negs] if ni >= 0 and (~negs).any() else np.zeros(1)
+        out[i, :5] = [top[0], top[:2].mean(), sn.max() if ni >= 0 else 0.0, un.max(), float(negs[best])]
+        out[i, 7] = math.log1p(len(cis))
+    # margins over the other rules read on the same delivery (the point's context)
+    groups: dict[int, list[int]] = {}
+    for i, p in enumerate(pairs):
+        groups.setdefault(id(p.view), []).append(i)
+    for idxs in groups.values():
+        for col, src in ((5, 0), (6, 2)):
+            vals = out[idxs, src]
+            for j, i in enumerate(idxs):
+                others = np.delete(vals, j)
+                out[i, col] = vals[j] - (others.max() if len(others) else 0.0)
+    return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolkit import text as tx
+from toolkit.compliance._catalogue_data import MONTHS as _MONTHS
 from toolkit.compliance._checks import (
     Check,
     Finding,
@@ -41,6 +42,11 @@ _LANG_WORDS = {
     "dutch": "de het een en van is dat niet op te met voor zijn er maar ook als bij aan",
 }
 _LANG_SETS = {k: frozenset(v.split()) for k, v in _LANG_WORDS.items()}
+
+
+def language_names() -> tuple[list[str], list[str]]:
+    """The languages the reader can detect, and the aliases a rule may name them by."""
+    return list(_LANG_SETS), list(_LANG_ALIASES)
 _LANG_ALIASES = {"castilian": "spanish", "español": "spanish", "espanol": "spanish", "français": "french",
                  "deutsch": "german", "italiano": "italian", "português": "portuguese", "brazilian portuguese":
                  "portuguese", "flemish": "dutch"}
@@ -83,11 +89,6 @@ class Language(Check):
 
 
 # -- dates ----------------------------------------------------------------------------------------
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
-           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
-           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
-           "janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|décembre|"
-           "januar|februar|märz|juni|juli|oktober|dezember")
 _DATE_STYLES = {
     "iso": r"\b\d{4}-\d{2}-\d{2}\b",
     "numeric": r"\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b",
@@ -1348,52 +1349,10 @@ _PREREQ = (
 
 def recognise(text: str) -> tuple[list[Check], set[str]]:
     """Checks for the kinds in this module found in a preference text, and labels they supersede."""
+    from toolkit.compliance._catalogue_data import recognise_data
+
     low = text.lower().replace("\u2019", "'")
-    out: list[Check] = []
-    drop: set[str] = set()
-    # language of the reply
-    m = re.search(r"\b(?:answer|reply|respond|write|speak|talk|communicate|responses?|replies|answers?)\b[^.;]{0,25}"
-                  r"\bin\s+(" + "|".join(list(_LANG_SETS) + list(_LANG_ALIASES)) + r")\b", low) or \
-        re.search(r"\b(" + "|".join(_LANG_SETS) + r")\s+only\b", low)
-    if m:
-        lang = _LANG_ALIASES.get(m.group(1), m.group(1))
-        out.append(Language(lang))
-    # date format
-    if re.search(r"\bdates?\b", low):
-        if re.search(r"\biso\b|yyyy-mm-dd|\d{4}-\d{2}-\d{2}", low):
-            out.append(DateFormat("iso", "YYYY-MM-DD"))
-        elif re.search(r"\b(dd|mm)[./](mm|dd)[./]yy(yy)?\b", low):
-            out.append(DateFormat("numeric", "DD/MM/YYYY"))
-        elif re.search(r"\b(month (names?|spelled|written)|spell(ed)? out the month|written[- ]out month)", low):
-            out.append(DateFormat("month_name", "day month year"))
-        elif re.search(_DATE_STYLES["dmy"], low, re.I) or re.search(r"\bday month year\b", low):
-            out.append(DateFormat("dmy", "day month year (5 March 2025)"))
-        elif re.search(_DATE_STYLES["mdy"], low, re.I) or re.search(r"\bmonth day,? year\b", low):
-            out.append(DateFormat("mdy", "month day, year (March 5, 2025)"))
-    # decimal places
-    m = re.search(r"\b(\d|one|two|three|four|a single|single)\s+(?:decimals?(?: places?| points?| digits?)?|dp|"
-                  r"digits? after the (?:decimal )?point|significant decimals?)\b", low)
-    if m and re.search(r"\b(round\w*|decimals?|dp|digits?|precision|no more than|at most|max)\b", low):
-        n = _number(m.group(1))
-        if n is not None:
-            out.append(Decimals(n, bool(re.search(r"\bpercent\w*|%", low))))
-    # random seeds
-    if re.search(r"\b(random )?seeds?\b|\brandom_state\b|\breproducib", low) and re.search(
-            r"\brandom|reproducib|random_state|\bnp\.|torch|numpy|\btrain\w*|experiments?|\bruns?\b|\bconfig|scripts?|"
-            r"\bcode\b|\bsplits?\b|\bsampl", low) and \
-            re.search(r"\b(seeds?|random_state)\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bseed", low):
-        out.append(SeedCode(training=bool(re.search(r"\btrain\w*\b", low))))
-    # uncertainty beside estimates
-    if re.search(r"\b(confidence intervals?|standard errors?|error bars?|margins? of error|uncertainty|"
-                 r"credible intervals?|\b\d\d\s?% cis?\b|\bcis? (?:of|around|for)\b|\b(?:a|the|with|or) cis?\b(?! runner| pipeline| job| config))", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(confidence|"
-                                                                        r"standard|error|uncertaint)", low):
-        out.append(Uncertainty())
-        drop.add("a confidence estimate")
-    # units
-    if re.search(r"\bunits?\b", low) and re.search(r"\b(state|give|include|always|report|with|label|show|mention|"
-                                                    r"add|need|every|each)\b", low) and \
-            not re.search(r"\bunit tests?\b|\bunits? of work\b|\bsi units? only\b|\binstead of\b|\bnot\b", low):
-        out.append(Units())
+    out, drop = recognise_data(text)  # the kinds whose recognition is data (their files' ``recognise``)
     # secrets
     if re.search(r"\b(secrets?|tokens?|api[ -]?keys?|passwords?|credentials?|private keys?)\b", low) and \
             re.search(rf"\b{_NEG}\b|\bredact|\bmask|\bkeep\b[^.]{{0,20}}\bout of\b", low) and \
@@ -1405,12 +1364,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                       r"go(?:es)? into|committed|config files?|settings files?|written (?:into|to|in)|put (?:into|in)|"
                       r"stored in|workflow files?|dockerfiles?|scripts?|in plain ?text)\b|\.json\b|\.env\b", low):
         out.append(SecretLeak(in_code=True))
-    # fenced commands
-    if re.search(r"\b(shell |terminal |cli |bash |console )?commands?\b", low) and \
-            re.search(r"\b(code ?blocks?|fenced|fences|```|triple backticks)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(code ?blocks?|fenced)", low):
-        out.append(FencedCommands())
-        drop.add("*requireterms*")
     # sign-off / opening with a quoted phrase
     q = _quoted(text)
     if q and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(sign|end|close|finish|conclude|start|open|begin|greet)", low):
@@ -1423,12 +1376,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         elif re.search(r"\b(start|open|begin|greet)\w*\b[^.]{0,40}\bwith\b", low):
             out.append(Bookend(q[0], "start"))
             drop.add("*domain*")
-    # subject line
-    if re.search(r"\bsubject(?: lines?)?\b", low) and not re.search(r"\bcommit", low) and re.search(r"\b(include|add|always|need|must|should|with|"
-                                                                r"put|give|write)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,15}}\bsubject", low):
-        out.append(SubjectLine())
-        drop.add("*requireterms*")
     # spelling variant
     m = re.search(r"\b(british|uk|commonwealth|american|us)\s+(english\s+)?spelling", low) or \
         re.search(r"\bspell\w*\b[^.]{0,30}\b(british|uk|american|us)\b", low) or \
@@ -1490,11 +1437,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         if len(names) >= 2:
             out.append(Sections(tuple(names)))
             drop.add("*headings*")
-    # bold / italics
-    if re.search(r"\b(bold|italics?|italici[sz]\w*|emphasis|asterisks)\b", low) and \
-            re.search(rf"\b{_NEG}\b[^.]{{0,25}}\b(bold|italics?|emphasis|asterisks)", low):
-        out.append(NoEmphasis())
-        drop.update({"*forbid:bold*", "*forbid:italics*", "*forbid:italic*", "*forbid:emphasis*"})
     # advice to act
     m = re.search(r"\b(?:don't|do not|never|no)\s+(?:ever\s+)?(?:tell|advise|recommend|suggest|urge|push)\w*\s+"
                   r"(?:me\s+|us\s+)?(?:to\s+|that i\s+)?(?P<v>buy|sell|invest|purchase|trade|short|hold|sign|quit|"
@@ -1554,10 +1496,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid(np, Matcher((), tuple(r"\b" + re.escape(x) + r"\b" for x in lex)), task_override=True,
                               ask=f"skip the {np}"))
             drop.add("*domain*")
-    # code blocks with a language tag
-    if re.search(r"\b(code (samples?|blocks?|snippets?|examples?)|fenced blocks?)\b", low) and \
-            re.search(r"\b(language (tag|hint|identifier|name)|syntax highlighting|tagged with|info string)\b", low):
-        out.append(FenceLanguage())
     # SQL keyword case
     m = re.search(r"\bsql\b[^.]{0,30}\b(upper|lower)[- ]?case\b|\b(upper|lower)[- ]?case\b[^.]{0,30}\bsql\b", low) or \
         re.search(r"\b(?:sql\s+)?keywords?\b[^.]{0,20}\b(?:in\s+)?(upper|lower|capitals|caps|capitali[sz]ed|all[- ]caps)\b", low)
@@ -1578,11 +1516,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(CommitSubjectLength(int(m.group(1)) - (1 if re.search(r"\b(under|below|<(?!=))", low) else 0)))
         out[:] = [c for c in out if not isinstance(c, SubjectLine)]
         drop.update({"*code_line_length*", "*char_limit*"})
-    # contractions
-    if re.search(r"\bcontractions?\b", low) and (re.search(rf"\b{_NEG}\b[^.]{{0,30}}\bcontractions?", low) or
-                                                  re.search(r"\bcontractions?\b[^.]{0,20}\b(banned|not allowed)", low)):
-        out.append(Contractions())
-        drop.add("*forbid:contractions*")
     # spell out small numbers
     m = re.search(r"\bspell(?:ed|ing)? out (?:all )?(?:whole )?numbers?(?: (?:below|under|less than|up to|smaller than) "
                   r"(\w+))?|\bnumbers? (?:below|under|less than|smaller than) (\w+)[^.]{0,20}\b(?:in words|spelled out|"
@@ -1628,9 +1561,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             out.append(Forbid(mm.group(0), Matcher((), rxs), where="any", task_override=True,
                               ask=f"no {mm.group(0)}"))
             drop.add(f"*forbid-containing:{mm.group(0).split()[0]}*")
-    # Go error wrapping
-    if re.search(r"\bwrap\w*\b[^.]{0,30}\berrors?\b|\berrors?\b[^.]{0,30}\bwrap", low) or "%w" in low:
-        out.append(WrapErrors())
     # code identifiers that must not be left in code (fmt.Println, console.log ...)
     # the identifier after "not"/"instead of" is the banned one ("use logging.getLogger(), not print()")
     pref_m = re.search(r"\b(?:use|prefer|go with|stick to)\b(?:[^.;]|\.(?=\w)){0,80}?(?:,\s*)?\b(?:not|instead of|rather than|"
@@ -1704,15 +1634,6 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
                   r"\bserv(?:e|es|ing)\s+(\w+)\b", low)
     if m and _number(m.group(1) or m.group(2)) is not None:
         out.append(Servings(_number(m.group(1) or m.group(2))))
-    # example credentials must be placeholders
-    if re.search(r"\bplaceholders?\b", low) and re.search(r"\b(keys?|tokens?|secrets?|passwords?|credentials?)\b", low) \
-            or re.search(r"\b(real|actual|live)[- ](?:looking )?(keys?|tokens?|secrets?|credentials?)\b", low):
-        out.append(SecretLeak())
-    # say which commands were run
-    if re.search(r"\b(?:commands?|tasks?|checks?|tests?)\s+(?:that\s+)?you\s+(?:actually\s+)?(?:ran|run|executed)\b|"
-                 r"\bwhat you (?:actually )?ran\b|\bwhich (?:commands?|tests?|tasks?|checks?)\b[^.]{0,20}\b(?:ran|run)\b", low):
-        out.append(RanCommands())
-        drop.add("*requireterms*")
     # where saved files go and how they are named
     exs = list(re.finditer(r"(?<![\w/])((?:[\w.-]+/)*[\w<>{}\[\].-]*[A-Za-z0-9>\]}]\.(md|txt|csv|json|ya?ml|py|ipynb|tex|"
                            r"docx?|pdf|png|svg))\b", text))
@@ -1748,19 +1669,10 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
         out.append(Forbid("numbered citations", Matcher((), (r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]",)), task_override=False,
                           ask="cite author-year instead of numbers"))
         drop.update({"*forbid-containing:numbered*", "*forbid-containing:[3]-style*"})
-    # notebook outputs
-    if re.search(r"\b(clear|strip|remove|no|without|empty)\w*\b[^.]{0,30}\boutputs?\b", low) and \
-            re.search(r"\bnotebooks?\b|\.?ipynb\b", low):
-        out.append(NotebookOutputs())
-        drop.add("*domain*")
     # folders and files that are off limits
     for path in protected_paths(text):
         out.append(ProtectedPath(path))
         drop.add("*actions*")
-    # call to action at the end
-    if re.search(r"\bcall[- ]to[- ]action\b|\bcta\b", low) and not re.search(rf"\b{_NEG}\b[^.]{{0,20}}\b(call|cta)", low):
-        out.append(CallToAction())
-        drop.add("*requireterms*")
     # all caps for emphasis
     if (re.search(r"\ball[- ]caps\b|\bcapital letters\b", low) or re.search(r"\bshout", low) and not
             re.search(r"\bexclamation", low)) and re.search(rf"\b{_NEG}\b", low):
@@ -1864,8 +1776,4 @@ def recognise(text: str) -> tuple[list[Check], set[str]]:
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:2[2-3]|0?[0-4])[:.h]\d\d\b",
             r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:1[01](?:[:.]\d\d)?\s?p\.?m|12(?:[:.]\d\d)?\s?a\.?m|"
             r"[1-4](?:[:.]\d\d)?\s?a\.?m)\b")), task_override=True, ask="find a daytime flight"))
-    # javadoc-style comments on exported functions
-    if re.search(r"\b(jsdoc|tsdoc|doc ?comments?|documentation comments?)\b", low) and \
-            not re.search(rf"\b{_NEG}\b[^.]{{0,12}}\b(jsdoc|tsdoc|doc)", low):
-        out.append(DocComments())
     return out, drop

@@ -9,7 +9,10 @@ does for one threshold:
 - ``threshold_violation_``: the lowest threshold whose out-of-fold pair precision reaches
   ``precision_`` (a false correction teaches the learner a preference that does not exist, so the
   constraint is on precision); ``precision_`` is the loosest value in ``precisions`` whose
-  out-of-fold point-level macro specificity reaches ``target_specificity``;
+  out-of-fold point-level macro specificity reaches ``target_specificity`` (0.88, not the bar's
+  0.85: on the two development batches the catalogue was not written against, w1 and w2, its
+  ``violated`` verdicts were right 45% of the time against 77% on the rest, so out-of-fold
+  specificity on development data overstates specificity on new batches);
 - ``threshold_pass_``: the highest threshold below which the out-of-fold share of missed violations
   stays under ``1 - npv``;
 - in between, the reader abstains.
@@ -34,7 +37,14 @@ from sklearn.model_selection import GroupKFold
 
 from toolkit.compliance._catalogue import CatalogueReading
 from toolkit.compliance._checks import View
-from toolkit.compliance._features import CUE_NAMES, SIM_NAMES, PairInput, build
+from toolkit.compliance._features import (
+    CLAUSE_NAMES,
+    CUE_NAMES,
+    SIM_NAMES,
+    PairInput,
+    build,
+    clause_features,
+)
 from toolkit.compliance._types import Evidence, Rule, Verdict
 
 RESOURCE = "learned_reader.json"
@@ -108,7 +118,8 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, max_iter: int = 200, learning_rate: float = 0.05, max_leaf_nodes: int = 15,
-                 precisions: tuple[float, ...] = (0.7, 0.75, 0.8, 0.85, 0.9), target_specificity: float = 0.85,
+                 precisions: tuple[float, ...] = tuple(round(0.7 + 0.01 * i, 2) for i in range(21)),
+                 target_specificity: float = 0.88,
                  npv: float = 0.97, min_kind_support: int = 15, n_splits: int = 5, random_state: int = 0):
         self.max_iter = max_iter
         self.learning_rate = learning_rate
@@ -193,8 +204,9 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         """Stage 4 for many pairs (each text embedded once)."""
         from toolkit.compliance._embed import embedder
 
-        cues, sims, _ = build(pairs, embedder(self.embedder_))
-        ps = self.predict_proba(np.hstack([cues, sims]))[:, 1]
+        emb = embedder(self.embedder_)
+        cues, sims, _ = build(pairs, emb)
+        ps = self.predict_proba(np.hstack([cues, sims, clause_features(pairs, emb)]))[:, 1]
         return [self.verdict(float(p), pair.reading) for p, pair in zip(ps, pairs, strict=True)]
 
     def verdict(self, p: float, reading: CatalogueReading) -> Verdict:
@@ -215,7 +227,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     # -- persistence -------------------------------------------------------------------------------
     def to_json(self, meta: dict[str, Any]) -> str:
         return json.dumps({
-            "params": self.get_params(), "embedder": self.embedder_, "features": list(CUE_NAMES + SIM_NAMES),
+            "params": self.get_params(), "embedder": self.embedder_, "features": list(CUE_NAMES + SIM_NAMES + CLAUSE_NAMES),
             "threshold_violation": self.threshold_violation_, "threshold_pass": self.threshold_pass_,
             "trusted_kinds": self.trusted_kinds_, "baseline": self.baseline_, "trees": self.trees_,
             "precision": self.precision_, "cv_points": self.cv_points_, "meta": meta,
@@ -225,7 +237,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     def from_json(cls, text: str) -> LearnedReader:
         d = json.loads(text)
         self = cls(**d["params"])
-        if d["features"] != list(CUE_NAMES + SIM_NAMES):
+        if d["features"] != list(CUE_NAMES + SIM_NAMES + CLAUSE_NAMES):
             raise ValueError("learned_reader.json: feature list differs from the code; re-fit the reader")
         self.threshold_violation_ = d["threshold_violation"]
         self.threshold_pass_ = d["threshold_pass"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from toolkit.compliance._catalogue import holding_reply, read_catalogue
 from toolkit.compliance._embed import DEFAULT_MODEL, embedder
-from toolkit.compliance._features import PairInput, build
+from toolkit.compliance._features import PairInput, build, clause_features
 from toolkit.compliance._learned import RESOURCE, LearnedReader
 from toolkit.compliance._reader import view_of
 from toolkit.compliance._types import Evidence, Rule
@@ -78,8 +78,9 @@ def load_training(batches: list[tuple[Path, Path]] | None = None):
 def fit(model: str = DEFAULT_MODEL, **params) -> tuple[LearnedReader, dict]:
     """Fit the reader on all development pairs; returns it and the metadata written beside it."""
     pairs, y, groups, ids, files = load_training()
-    cues, sims, remb = build(pairs, embedder(model))
-    X = np.hstack([cues, sims])
+    emb = embedder(model)
+    cues, sims, _ = build(pairs, emb)
+    X = np.hstack([cues, sims, clause_features(pairs, emb)])
     kinds = [(next((k for k in p.reading.kinds if k != "Unknown"), "Unknown"), p.reading.finding.verdict)
              for p in pairs]
     reader = LearnedReader(**params).fit(X, y, groups, kinds, np.asarray(ids))

@@ -5,8 +5,9 @@ Rows, each labelled with its data role in ``fixtures/SPLITS.json``:
 - **held-out** (the headline): the fc8 batches, written apart and never fit, tuned or read;
 - **first-contact**: batches under ``fixtures/fidelity/firstcontact/`` scored once on arrival
   (``--first-contact DIR`` records that score inside the batch before anyone reads it);
-- **development**: the shipped annotated set and the independent batches fc3-fc7, which the
-  reader's catalogue was written against and its learned stage was fit on (labelled so).
+- **development**: the shipped annotated set, the independent batches fc3-fc7 and the batches w1-w2
+  (first-contact records kept and shown as their own rows), which the reader's catalogue was
+  written against and its learned stage was fit on (labelled so).
 
 Each row: macro over annotators with an annotator-clustered bootstrap CI, coverage (share of points
 the simulator judged; abstentions count as "no correction sent"), and the share of true negatives
@@ -123,8 +124,32 @@ def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
         note = f" (first scored at {rec['commit'][:8]}, {rec['date']})" if rec else " (not yet scored)"
         sets[f"first-contact {f.name}{note}"] = ("first-contact", [f])
     if by_role.get("development"):
-        sets["development (shipped set + fc3-fc7)"] = ("development", by_role["development"])
+        sets["development (shipped set, fc3-fc7, w1-w2)"] = ("development", by_role["development"])
     return sets
+
+
+def recorded_first_contacts() -> list[dict]:
+    """Rows for batches now used for development whose first-contact score was recorded before that.
+
+    Their current scores are development figures (they were read and fit on since); the recorded
+    first-contact record (commit, date, macro) is what the method scored before it saw them.
+    """
+    rows = []
+    for key, e in sorted(load_splits().items()):
+        if not (key.startswith("fixtures/fidelity/") and key.endswith("points.jsonl")) or e.role != "development":
+            continue
+        folder = (REPO_ROOT / key).parent
+        rec = first_contact_of(folder)
+        if rec is None or rec.get("diagnostic") != "fidelity":
+            continue
+        m = rec["scores"]["macro"]
+        ann = rec["scores"]["annotators"]
+        rows.append({"set": f"first-contact {folder.name} (recorded at {rec['commit'][:8]}, {rec['date']}; "
+                            "development since)", "role": "first-contact (recorded)", "annotators": len(ann),
+                     "n": rec["n"], "n_pos": sum(a["n_pos"] for a in ann), "n_neg": sum(a["n_neg"] for a in ann),
+                     "coverage": m.get("coverage"),
+                     **{k: m.get(k) for k in METRICS}, "tn_owed_to_abstention": m.get("tn_abstain_share")})
+    return rows
 
 
 def load_set(folders: list[Path]) -> tuple[list[AnnotatedPoint], dict[str, Profile]]:
@@ -247,6 +272,8 @@ def run(ctx: RunContext) -> Result:
                       "role": "held-out (recorded)", "annotators": PRE_REBUILD_FC8["n_annotators"],
                       "n": PRE_REBUILD_FC8["n_points"],
                       **{k: PRE_REBUILD_FC8[k] for k in ("f1", "specificity", "rule_recall")}})
+    if "points" not in ctx.options:
+        extra += recorded_first_contacts()
     tables["table10"] = pd.concat([table, pd.DataFrame(extra)], ignore_index=True)
     head = rows[0]
     text.append(f"Simulator fidelity ({model.name}, seed {ctx.seed}). Headline: {head['set']} [{head['role']}], "
