@@ -58,11 +58,30 @@ class Concept(BaseModel):
         return [m for p in self.evidence for m in re.finditer(p, text)]
 
 
+class FileKind(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cue: str
+    path: str
+
+
 class ConceptsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     about: str
     concepts: dict[str, Concept]
+    files: list[FileKind] = Field(default_factory=list)
+
+
+def file_for(rule_text: str) -> str:
+    """Where a rule's code lives (a path the rule's own words suggest), for validation cases."""
+    m = re.search(r"[\w./*-]+\.(?:py|rs|kt|tex|liquid|ya?ml|cpp|hpp|h|ex|exs|ts|js|go|md|json|toml)\b", rule_text)
+    if m and "*" not in m.group(0):
+        return m.group(0)
+    for f in concepts().files:
+        if re.search(f.cue, rule_text, re.IGNORECASE):
+            return f.path
+    return "src/module.py"
 
 
 @cache
@@ -302,6 +321,24 @@ def spec_stages(rule: Rule, check: Any) -> tuple[str, ...]:
     if not targets:
         targets = ["reply"]
     return tuple(_semantic_check(rule, rd, tuple(dict.fromkeys(targets))).evidence)
+
+
+def element_targets(rule: Rule) -> tuple[str, ...]:
+    """Where a rule's elements show: a concept's place, a command in an action, code in files."""
+    from toolkit.rules.checks._compiler import _is_command
+
+    out = []
+    for el in spec_of(rule).elements:
+        if el.kind.startswith("concept:"):
+            w = concepts().concepts[el.kind.split(":", 1)[1]].where
+            out.append({"code": "artifact"}.get(w, w))
+        elif el.kind == "limit":
+            out.append("reply")
+        elif _is_command(el.text):
+            out.append("action")
+        else:
+            out.append("artifact")
+    return tuple(dict.fromkeys(out))
 
 
 def policy_label(rule: Rule, check: Any, ev: EvidenceRecord) -> str | None:
