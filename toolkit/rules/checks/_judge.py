@@ -106,8 +106,22 @@ def judge_offline(rule: Rule, check: Check | None, ev: EvidenceRecord,
     if label == "violation":  # content another selected rule requires is not a violation of this one
         label = _required_by_others(rule, sub, others_of(ev, others)) or label
     why, quotes = sj.explain(rule, sub, label, p)
+    if label == "violation" and not verbatim(quotes, ev):  # the reader's quotes, else the evidence judged
+        from toolkit.compliance import read
+
+        v = read(to_reader_rule(rule), to_reader_evidence(sub))
+        quotes = tuple(v.quotes) or _evidence_head(sub)
     return Judgment(label, why, verbatim(quotes, ev) if label != "unknown" else (),  # type: ignore[arg-type]
                     "specification-judge")
+
+
+def _evidence_head(ev: EvidenceRecord) -> tuple[str, ...]:
+    """The start of the evidence a stage judged (its command, first file line, or reply)."""
+    if ev.stage == "pre_action" and ev.action is not None:
+        return (str(ev.action.get("command") or ""),)
+    if ev.artifacts:
+        return tuple(a.content.strip().splitlines()[0] for a in ev.artifacts if a.content.strip())[:1]
+    return ((ev.reply or "").strip()[:80],)
 
 
 def _required_by_others(rule: Rule, ev: EvidenceRecord, others: Sequence[Rule | str]) -> str | None:
