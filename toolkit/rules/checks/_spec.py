@@ -138,6 +138,8 @@ def _literal_pattern(s: str) -> str:
     parts = re.split(r"(\d+(?:\.\d+)*)", core)
     rx = "".join(r"\d+(?:\.\d+)*" if re.fullmatch(r"\d+(?:\.\d+)*", p) else re.escape(p) for p in parts)
     rx = re.sub(r"(?:\\ )+", r"\\s+", rx)
+    if re.fullmatch(r"[\w-]+\.js", core, re.IGNORECASE):  # a JS package is named without ".js" in manifests and imports
+        rx = re.escape(core[:-3]) + r"(?:\.js)?"
     lead = r"(?<![\w])" if core[:1].isalnum() else ""
     tail = r"\s*\(" if call else (r"(?![\w])" if core[-1:].isalnum() else "")
     return lead + rx + tail
@@ -147,7 +149,7 @@ def clauses(behavior: str) -> list[tuple[str, str]]:
     """(polarity, clause) pieces of a behaviour: ``;`` splits, "X instead of Y" forbids Y,
     "(A, not B)" forbids B; a clause led by a ban word forbids its elements, others require."""
     out: list[tuple[str, str]] = []
-    for part in re.split(r";|\.\s+(?=[A-Z])", behavior):
+    for part in re.split(r";|\.\s+(?=[A-Z])|,\s*(?=(?:never|not|no|don'?t|avoid)\b)", behavior):
         part = part.strip(" .")
         if not part:
             continue
