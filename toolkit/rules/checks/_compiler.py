@@ -599,6 +599,15 @@ class OfflineCompiler:
         where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
         if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows
             spec = replace(spec, evidence={where: spec.evidence[where]})
+        from toolkit.rules.checks._spec import element_targets, spec_of
+
+        if spec_of(rule).elements and all(e.kind.startswith("concept:") for e in spec_of(rule).elements):
+            own = element_targets(rule)  # the kinds the rule names say where they show
+            stages_for = {"action": "pre_action", "artifact": "artifact", "reply": "delivery"}
+            want = {stages_for[t] for t in own if t in stages_for}
+            if want and set(spec.evidence) != want:
+                spec = replace(spec, evidence={s: ({"pre_action": ["action"], "artifact": ["artifacts"],
+                                                    "delivery": ["reply"]}[s]) for s in sorted(want)})
         fails = _slot_failures(feedback)
         slots = _merged_slots(spec, rule)
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
