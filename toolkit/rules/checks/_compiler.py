@@ -355,14 +355,14 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
         other = "something-else"
         if isinstance(chk, StartsWith):
             lit = chk.literals()[0]
-            return [Case(_field_case(chk, f"{lit} fix pagination", task), "pass", "starts with the literal"),
+            return [Case(_field_case(chk, f"{lit} fix pagination", task, rule.behavior), "pass", "starts with the literal"),
                     Case(_field_case(chk, f"{lit[:1].swapcase()}{lit[1:]} fix pagination"
                                      if lit[:1].isalpha() else f"fix pagination {lit}", task), "violation",
                          "another opening"),
                     Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"})
                          if chk.target == "action" else na.evidence, "not_applicable", "no such field")]
         if chk.target == "action":
-            mk = lambda v: _field_case(chk, v, task)  # noqa: E731
+            mk = lambda v: _field_case(chk, v, task, rule.behavior)  # noqa: E731
             na2 = Case(make_evidence("pre_action", task, action={"tool": "shell", "command": "ls"}),
                        "not_applicable", "the action has no such field")
         elif chk.target == "artifact":
@@ -387,11 +387,14 @@ _ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin
                     "title": 'gh pr create --title "{v}"'}
 
 
-def _field_case(chk: FieldEquals, value: str, task: str) -> EvidenceRecord:
+def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") -> EvidenceRecord:
     """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
     if chk.target == "action":
         tmpl = _ACTION_COMMANDS.get(chk.field)
-        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else {"tool": "shell", chk.field: value}
+        if chk.field == "branch" and re.search(r"\bcommit", rule_text, re.IGNORECASE):
+            tmpl = None  # a commit's branch is an argument of the commit action
+        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else \
+            {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
         return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
@@ -457,6 +460,113 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     return slots
 
 
+_TOOLS = re.compile(r"^(?:git|mix|npm|pnpm|yarn|pip|cargo|go|make|docker|kubectl|rm|sudo|gh|ansible|terraform|"
+                    r"python|node|bundle|rails|gradle|\./gradlew|helm|psql|curl)\b")
+
+
+def _is_command(text: str) -> bool:
+    return bool(_TOOLS.search(text.strip()))
+
+
+def _element_code(el: Any, path: str) -> str:
+    """A line of code (or text) that uses an element, in the file's language."""
+    from toolkit.rules.checks._spec import concepts
+
+    t = el.text
+    if el.kind.startswith("concept:"):
+        return concepts().concepts[el.kind.split(":", 1)[1]].example
+    if t.endswith("()"):
+        return f"let value = source.read().{t[:-2]}();"
+    if t.startswith("\\"):
+        return f"The results are in {t}{{sec:results}}."
+    if re.fullmatch(r"[a-z_]+(?:\.[a-z_]+)+", t) and path.endswith((".yml", ".yaml")):
+        return f"- name: apply the change\n  {t}:\n    src: files/app.conf\n    dest: /etc/app.conf\n"
+    if re.fullmatch(r"\w+", t):
+        return f"{t}.launch {{ refresh() }}" if t[:1].isupper() else f"{t}(job)"
+    return f"As {t} shows, the result holds."
+
+
+def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_forbidden: bool,
+              show_required: bool) -> EvidenceRecord | None:
+    """Concrete evidence at a stage built from the rule's own elements (terms, tools, files, limits)."""
+    from toolkit.rules.checks._spec import concepts, file_for, spec_of
+
+    sp = spec_of(rule)
+    path = file_for(" ".join([rule.behavior, *rule.conditions, task]))
+    forb = [e for e in sp.forbidden if e.kind != "limit"]
+    lim = next((e for e in sp.forbidden if e.kind == "limit" and e.limit), None)
+    if stage == "pre_action":
+        cmds = []
+        for e in forb if show_forbidden else []:
+            if e.kind.startswith("concept:") and concepts().concepts[e.kind.split(":", 1)[1]].where == "action":
+                cmds.append(concepts().concepts[e.kind.split(":", 1)[1]].example)
+            elif _is_command(e.text):
+                cmds.append(e.text)
+        if show_forbidden and not cmds:
+            return None
+        if not show_forbidden:
+            plain = [concepts().concepts[e.kind.split(":", 1)[1]].plain for e in forb if e.kind.startswith("concept:")]
+            cmds = plain[:1] or ["git status"]
+        return make_evidence("pre_action", task, action={"tool": "shell", "command": cmds[0]})
+    lines: list[str] = []
+    if lim is not None:
+        n = lim.limit + max(20, lim.limit // 5) if show_forbidden else max(5, lim.limit // 2)
+        lines.append(" ".join(["word"] * n))
+    for e in forb:
+        if show_forbidden:
+            lines.append(_element_code(e, path))
+        elif e.kind.startswith("concept:"):
+            lines.append(concepts().concepts[e.kind.split(":", 1)[1]].plain)
+    if show_required:
+        lines += [_element_code(e, path) for e in sp.required]
+    if not lines:
+        lines.append("value = compute(total)")
+    body = "\n".join(lines) + "\n"
+    if stage == "artifact":
+        return make_evidence("artifact", task, artifacts={path: body})
+    reply_only = spec.target == "reply" or not spec.evidence.get("delivery") or \
+        spec.evidence.get("delivery") == ["reply"]
+    if reply_only:
+        return make_evidence("delivery", task, reply=f"Done.\n\n{body}" if lim is None else body)
+    return make_evidence("delivery", task, reply=_NEUTRAL_REPLY, artifacts={path: body})
+
+
+def _concrete_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]] | None:
+    """Validation cases from the rule's own elements, or None when the rule names none."""
+    from toolkit.rules.checks._spec import spec_of
+
+    sp = spec_of(rule)
+    if not sp.elements:
+        return None
+    has_forbid = bool(sp.forbidden)
+    slots: dict[str, list[Case]] = {}
+    for i, stage in enumerate(spec.stages()):
+        task = _task_for(rule, True, i)
+        bad = _concrete(stage, spec, rule, task, show_forbidden=has_forbid, show_required=not has_forbid and False)
+        good = _concrete(stage, spec, rule, task, show_forbidden=False, show_required=True)
+        if bad is None or good is None:
+            continue
+        slots[f"{stage}:violation"] = [Case(bad, "violation", f"{stage}: violating (built from the rule's elements)",
+                                            f"{stage}:violation")]
+        slots[f"{stage}:pass"] = [Case(good, "pass", f"{stage}: compliant (built from the rule's elements)",
+                                       f"{stage}:pass")]
+    if not slots:
+        return None
+    first = next(iter(slots)).split(":")[0]
+    na = []
+    if rule.scope != "global" or rule.conditions or inline_condition(rule.behavior)[0]:
+        task = _task_for(rule, False, 2)
+        ev = _concrete(first, spec, rule, task, show_forbidden=has_forbid, show_required=False)
+        if ev is not None:
+            na.append(Case(ev, "not_applicable", "outside the rule's scope or condition", "na"))
+    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
+    if other is not None:
+        na.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
+                       f"the rule needs no {other} evidence", "na"))
+    slots["na"] = na
+    return slots
+
+
 class OfflineCompiler:
     """Proposes checks from the resource tables; revises by rendering cases differently or
     narrowing the checked stages to those whose cases held."""
@@ -478,6 +588,10 @@ class OfflineCompiler:
         targets = rd.targets
         if rd.programmatic and not targets:
             targets = ("reply",)
+        if not targets:  # the rule's own elements say where they show (code -> files, commands -> actions)
+            from toolkit.rules.checks._spec import element_targets
+
+            targets = element_targets(rule)
         if not targets:
             return Proposal("guidance", None, reason="names no action, artifact or reply to check")
         spec = _semantic_check(rule, rd, targets)
@@ -485,19 +599,38 @@ class OfflineCompiler:
         where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
         if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows
             spec = replace(spec, evidence={where: spec.evidence[where]})
+        from toolkit.rules.checks._spec import element_targets, spec_of
+
+        if spec_of(rule).elements and all(e.kind.startswith("concept:") for e in spec_of(rule).elements):
+            own = element_targets(rule)  # the kinds the rule names say where they show
+            stages_for = {"action": "pre_action", "artifact": "artifact", "reply": "delivery"}
+            want = {stages_for[t] for t in own if t in stages_for}
+            if want and set(spec.evidence) != want:
+                spec = replace(spec, evidence={s: ({"pre_action": ["action"], "artifact": ["artifacts"],
+                                                    "delivery": ["reply"]}[s]) for s in sorted(want)})
         fails = _slot_failures(feedback)
-        slots = _semantic_slots(spec, rule)
+        slots = _merged_slots(spec, rule)
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
         keep = {s: v for s, v in spec.evidence.items() if s not in dead_stages}
         if not keep:
             return Proposal("guidance", None, reason="no checking stage held its validation cases")
         if keep != spec.evidence:
             spec = replace(spec, evidence=keep)
-            slots = _semantic_slots(spec, rule)
+            slots = _merged_slots(spec, rule)
         if not slots["na"] or fails.get("na", 0) >= len(slots["na"]):
             return Proposal("guidance", None, reason="no non-applicable case the reviewer agrees with")
         cases = [v[min(fails.get(k, 0), len(v) - 1)] for k, v in slots.items()]
         return Proposal("semantic", spec, tuple(cases[:MAX_CASES]), reason=f"observable in {', '.join(spec.stages())}")
+
+
+def _merged_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
+    """Concrete cases (from the rule's elements) first, the generic renderings as revisions."""
+    generic = _semantic_slots(spec, rule)
+    concrete = _concrete_slots(spec, rule) or {}
+    out = {k: concrete.get(k, []) + v for k, v in generic.items()}
+    for k, v in concrete.items():
+        out.setdefault(k, v)
+    return out
 
 
 def _slot_failures(rounds: Sequence[Round]) -> dict[str, int]:

@@ -98,13 +98,42 @@ def judge_offline(rule: Rule, check: Check | None, ev: EvidenceRecord,
                         "specification")
     if scope_stage(rule, ev.task) is False:
         return Judgment("not_applicable", f"the task is outside {rule.scope}", (), "scope")
-    from toolkit.compliance import read
+    from toolkit.rules.checks._spec import default_spec_judge
 
-    v = read(to_reader_rule(rule), to_reader_evidence(sub),
-             others=[to_reader_rule(o, i) for i, o in enumerate(others_of(ev, others))])
-    label = _MAP[v.label]
-    return Judgment(label, v.reason, verbatim(v.quotes, ev) if label != "unknown" else (),  # type: ignore[arg-type]
-                    f"reader:{v.decided_by}")
+    sj = default_spec_judge()
+    p = sj.predict_proba([(rule, check, sub)])[0]
+    label = sj._decide(p)
+    if label == "violation":  # content another selected rule requires is not a violation of this one
+        label = _required_by_others(rule, sub, others_of(ev, others)) or label
+    why, quotes = sj.explain(rule, sub, label, p)
+    if label == "violation" and not verbatim(quotes, ev):  # the reader's quotes, else the evidence judged
+        from toolkit.compliance import read
+
+        v = read(to_reader_rule(rule), to_reader_evidence(sub))
+        quotes = tuple(v.quotes) or _evidence_head(sub)
+    return Judgment(label, why, verbatim(quotes, ev) if label != "unknown" else (),  # type: ignore[arg-type]
+                    "specification-judge")
+
+
+def _evidence_head(ev: EvidenceRecord) -> tuple[str, ...]:
+    """The start of the evidence a stage judged (its command, first file line, or reply)."""
+    if ev.stage == "pre_action" and ev.action is not None:
+        return (str(ev.action.get("command") or ""),)
+    if ev.artifacts:
+        return tuple(a.content.strip().splitlines()[0] for a in ev.artifacts if a.content.strip())[:1]
+    return ((ev.reply or "").strip()[:80],)
+
+
+def _required_by_others(rule: Rule, ev: EvidenceRecord, others: Sequence[Rule | str]) -> str | None:
+    """``pass`` when every forbidden element this rule finds used is one another selected rule requires."""
+    from toolkit.rules.checks._spec import locate, spec_of
+
+    if not others:
+        return None
+    used = {h.element.text.lower() for h in locate(spec_of(rule), ev)
+            if h.element.polarity == "forbid" and (h.where != "reply_prose" or not h.negated) and h.where != "comment"}
+    wanted = {e.text.lower() for o in others for e in spec_of(o if isinstance(o, str) else o.behavior).required}
+    return "pass" if used and used <= wanted else None
 
 
 class LLMJudgment(BaseModel):

@@ -47,6 +47,9 @@ class ReaderReviewer:
         needs = check.needs()
         labels = tuple("not_applicable" if ev.stage not in needs or scope_stage(rule, ev.task) is False
                        else _MAP[v.label] for ev, v in zip(evidence, verdicts, strict=True))
+        if isinstance(check, SemanticSpec):  # where the reader cannot tell or sees nothing: own token reading
+            labels = tuple(tl if lab in ("pass", None) and (tl := token_label(rule, ev)) is not None
+                           and _applies_to(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
         if isinstance(check, FieldEquals):  # literal rules: the reviewer's own token reading first
             labels = tuple(lit if (lit := literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
@@ -54,9 +57,65 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec):
             extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,
                                                                                   *rule.exceptions])))
+            extra = {w for w in extra if not w.isdigit()}  # "2.1" and "2" tokenise apart; numbers are the rule's
             if extra:
                 faithful, why = False, f"the specification adds words the rule does not have: {sorted(extra)}"
         return Review(faithful, labels, why)  # type: ignore[arg-type]
+
+
+_BANWORD = re.compile(r"^\W*(?:never|don'?t|do not|no|avoid|stop)\b", re.IGNORECASE)
+_COMMENTLINE = re.compile(r"^\s*(?://|#|%|--\s|/\*|\*|<!--|\{%-?\s*comment)")
+
+
+def _rule_tokens(part: str) -> list[str]:
+    """Tokens of a rule as written that look like code: backticked text, or words carrying
+    punctuation (``.``, ``()``, a backslash) or inner capitals."""
+    out = [m.strip() for m in re.findall(r"`([^`]+)`", part)]
+    for raw in re.sub(r"`[^`]*`", " ", part).split():
+        w = raw.strip("\"',.;:()[]")
+        if len(w) >= 3 and (re.search(r"[._\\]", w) or "()" in raw
+                            or re.search(r"[a-z][A-Z]", w)) and not re.fullmatch(r"e\.g|i\.e|etc", w):
+            out.append(w)
+    return [t.removesuffix("()") for t in dict.fromkeys(out)]
+
+
+def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's token reading of a rule on evidence (a different method from the compiler's
+    element tables): a banned token used in a command, a code line (not a comment) or affirmed in
+    the reply is a violation; a required token absent everywhere is a violation."""
+    lim = re.search(r"\b(?:under|at most|no more than|fewer than|within|to)\s+(\d+)\s+words\b", rule.behavior, re.I)
+    if lim:  # a word limit: count the words of the files written, else of the reply
+        texts = [a.content for a in ev.artifacts or [] if not a.deleted] or ([ev.reply] if ev.reply else [])
+        if texts:
+            return "violation" if max(len(t.split()) for t in texts) > int(lim.group(1)) else "pass"
+    banned, required = [], []
+    for part in re.split(r";", rule.behavior):
+        (banned if _BANWORD.search(part.strip()) else required).extend(_rule_tokens(part))
+    if not banned and not required:
+        return None
+    places: list[str] = []
+    if ev.action is not None:
+        places.append(json.dumps(ev.action, ensure_ascii=False))
+    for a in ev.artifacts or []:
+        if not a.deleted:
+            places += [ln for ln in a.content.splitlines() if not _COMMENTLINE.search(ln)]
+
+    def used(tok: str) -> bool:
+        if any(tok.lower() in p.lower() for p in places):
+            return True
+        r = ev.reply or ""
+        i = r.lower().find(tok.lower())
+        return i >= 0 and not tx.negated_at(r, i)
+
+    if banned:
+        return "violation" if any(used(t) for t in banned) else "pass"
+    return "pass" if any(used(t) for t in required) else "violation"
+
+
+def _applies_to(rule: Rule, ev: EvidenceRecord) -> bool:
+    from toolkit.compliance import applies
+
+    return applies(to_reader_rule(rule), ev.task, None) is not False
 
 
 _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
@@ -94,6 +153,12 @@ def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     names (a word of the rule), and is one of the rule's quoted literals its value?"""
     from toolkit.rules.checks._types import evidence_text
 
+    words = {w.lower().strip(".") for w in re.findall(r"[\w.\-]+", rule.behavior)}
+    if ev.action is not None and isinstance(ev.action.get("args"), dict):
+        lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)] + [x.lower() for x in _NAMED.findall(rule.behavior)]
+        for k, v in ev.action["args"].items():
+            if k.lower() in words and lits:
+                return "pass" if str(v).strip().lower() in lits else "violation"
     if ev.action is not None and isinstance(ev.action.get("command"), str):
         return command_label(rule, ev.action["command"])
     text = (ev.reply or "") if ev.stage == "delivery" else evidence_text(ev)

@@ -1,0 +1,111 @@
+"""The specification judge: elements read from a rule, located in evidence, the learned judge's
+contract, and the compiler's concrete validation cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from toolkit.records import Rule
+from toolkit.rules.checks import OfflineCompiler, ReaderReviewer, compile_rule, judge, make_evidence
+from toolkit.rules.checks._spec import (
+    CLASSES,
+    FEATURES,
+    SpecJudge,
+    concept_failures,
+    concepts,
+    file_for,
+    locate,
+    spec_of,
+)
+
+
+def _rule(behavior: str, scope: str = "global", conditions=(), exceptions=()) -> Rule:
+    return Rule(id="r", behavior=behavior, scope=scope, conditions=list(conditions), exceptions=list(exceptions))
+
+
+def test_concept_resource_examples_hold():
+    assert concept_failures() == []
+    assert all(c.must_match and c.cue_must_match for c in concepts().concepts.values())
+
+
+@pytest.mark.parametrize(("behavior", "forbidden", "required"), [
+    ("No unwrap() or expect() in library code; propagate errors instead.", ["unwrap()", "expect()"], []),
+    ("Never run `make clean-db`; roll back one migration instead.", ["make clean-db"], []),
+    ("Use \\autoref instead of typing 'Table 2' by hand.", ["Table 2"], ["\\autoref"]),
+    ("Keep the changelog entry under 80 words.", ["more than 80 words"], []),
+    ("Be more careful.", [], []),
+])
+def test_elements_from_the_rule_words(behavior, forbidden, required):
+    sp = spec_of(behavior)
+    assert [e.text for e in sp.forbidden] == forbidden
+    assert [e.text for e in sp.required] == required
+
+
+def test_numbers_in_quoted_literals_generalise():
+    el = spec_of("Use \\autoref instead of typing 'Table 2' by hand.").forbidden[0]
+    assert el.finditer("as Table 4.1 shows") and not el.finditer("as \\autoref{tab:x} shows")
+
+
+def test_locate_tells_use_from_mention():
+    sp = spec_of("Never run `make clean-db`; roll back one migration instead.")
+    said = make_evidence("delivery", "t", reply="I did not run `make clean-db`; I rolled back one migration.")
+    ran = make_evidence("pre_action", "t", action={"tool": "shell", "command": "make clean-db && make migrate"})
+    commented = make_evidence("artifact", "t", artifacts={"Makefile": "# never call make clean-db here\nall:\n"})
+    assert [h.negated for h in locate(sp, said)] == [True]
+    assert [h.where for h in locate(sp, ran)] == ["action"]
+    assert [h.where for h in locate(sp, commented)] == ["comment"]
+
+
+def test_file_for_reads_language_words():
+    assert file_for("Don't hard-code currency symbols in Liquid templates").endswith(".liquid")
+    assert file_for("Edit config/app.toml only") == "config/app.toml"
+
+
+def test_spec_judge_contract_and_determinism():
+    rule = _rule("Never run `make clean-db`; roll back one migration instead.")
+    other = _rule("No unwrap() in library code.", "project:lib")
+    items, labels, groups = [], [], []
+    for k in range(6):
+        items.append((rule, None, make_evidence("pre_action", f"task {k}", action={"tool": "shell",
+                                                                                  "command": "make clean-db"})))
+        labels.append("violation")
+        items.append((rule, None, make_evidence("pre_action", f"task {k}", action={"tool": "shell",
+                                                                                  "command": "make migrate"})))
+        labels.append("pass")
+        items.append((other, None, make_evidence("artifact", f"lib: step {k}",
+                                                 artifacts={"src/a.rs": "let v = x.unwrap();\n"})))
+        labels.append("violation")
+        items.append((other, None, make_evidence("artifact", f"lib: step {k}", artifacts={"src/a.rs": "let v = x?;\n"})))
+        labels.append("pass")
+        groups += [f"a{k % 3}", f"a{k % 3}", f"b{k % 3}", f"b{k % 3}"]
+    sj = SpecJudge(folds=3)
+    assert sj.fit(items, labels, groups) is sj
+    assert sj.model_ is not None and 0 < sj.threshold_ <= 1 and len(sj.cv_labels_) == len(items)
+    x = sj.features(items[:4])
+    assert x.shape == (4, len(FEATURES)) and np.isfinite(x).all()
+    p = sj.predict_proba(items[:4])
+    assert p.shape == (4, len(CLASSES)) and np.allclose(p.sum(axis=1), 1)
+    assert sj.predict(items[:4]) == SpecJudge(folds=3).fit(items, labels, groups).predict(items[:4])
+
+
+def test_default_judge_quotes_its_violation():
+    rule = _rule("Never put secret values (passwords, tokens) into files you write.")
+    ev = make_evidence("artifact", "Rotate the staging password.",
+                       artifacts={"config/db.yml": 'db_password: "Xr4!pQ9z#Lm2wT"\n'})
+    j = judge(rule, None, ev)
+    assert j.label == "violation" and j.quotes and all(q in 'db_password: "Xr4!pQ9z#Lm2wT"' for q in j.quotes)
+    ok = make_evidence("artifact", "Rotate the staging password.",
+                       artifacts={"config/db.yml": 'db_password: "{{ vault_db_password }}"\n'})
+    assert judge(rule, None, ok).label in ("pass", "not_applicable")
+
+
+def test_concrete_validation_cases_use_the_rule_elements():
+    rule = _rule("No unwrap() or expect() in firmware code; propagate errors instead.", "project:beacon",
+                 ["the task involves firmware Rust code"])
+    comp = compile_rule(rule, OfflineCompiler(), ReaderReviewer(), lambda r, c, e: judge(r, c, e))
+    first = comp.rounds[0].proposal.cases
+    bad = [c for c in first if c.expected == "violation"]
+    assert bad and any("unwrap" in (a.content for a in c.evidence.artifacts or []).__next__() for c in bad
+                       if c.evidence.artifacts)
+    assert any(c.expected == "not_applicable" for c in first)
