@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -144,15 +144,23 @@ def cue_features(p: PairInput) -> list[float]:
     ]
 
 
-def build(pairs: Sequence[PairInput], embed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cue features, similarity features, rule embeddings) for many pairs, embedding each text once."""
-    texts: dict[str, int] = {}
+def _interner(texts: dict[str, int]) -> Callable[[str], int]:
+    """A function giving each distinct (stripped) text one row index in ``texts``, so a batch embeds
+    every text once however many pairs share it."""
 
     def idx(t: str) -> int:
         t = t.strip() or "(empty)"
         if t not in texts:
             texts[t] = len(texts)
         return texts[t]
+
+    return idx
+
+
+def build(pairs: Sequence[PairInput], embed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cue features, similarity features, rule embeddings) for many pairs, embedding each text once."""
+    texts: dict[str, int] = {}
+    idx = _interner(texts)
 
     plan = []
     for p in pairs:
@@ -206,12 +214,7 @@ def clause_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
     :data:`CLAUSE_NAMES`). A pair model scored per clause and pooled by max, as in multiple-instance
     reading of long evidence."""
     texts: dict[str, int] = {}
-
-    def idx(t: str) -> int:
-        t = t.strip() or "(empty)"
-        if t not in texts:
-            texts[t] = len(texts)
-        return texts[t]
+    idx = _interner(texts)
 
     plan, cache = [], {}
     for p in pairs:

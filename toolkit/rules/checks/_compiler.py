@@ -423,6 +423,15 @@ def _semantic_check(rule: Rule, rd: Reading, targets: Sequence[str]) -> Semantic
         conditions=tuple(rule.conditions), exceptions=tuple(rule.exceptions), evidence=stages)
 
 
+
+def _wrong_stage_case(spec: SemanticSpec) -> list[Case]:
+    """A not-applicable case at a stage the rule needs no evidence from (none when it reads all three)."""
+    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
+    if other is None:
+        return []
+    return [Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
+                 f"the rule needs no {other} evidence", "na")]
+
 def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     """Every case slot with its renderings in order of preference; a revision moves a slot whose
     case was rejected to its next rendering and keeps the slots that held."""
@@ -452,10 +461,7 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
         task = f"{_NEUTRAL_TASKS[1]} Note: {rule.exceptions[0].rstrip('.')}."
         na.append(Case(_render(first, forbid, spec.subject, ins, task, spec.target), "not_applicable",
                        "the exception holds", "na"))
-    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
-    if other is not None:
-        na.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
-                       f"the rule needs no {other} evidence", "na"))
+    na.extend(_wrong_stage_case(spec))
     slots["na"] = na
     return slots
 
@@ -559,10 +565,7 @@ def _concrete_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]] | N
         ev = _concrete(first, spec, rule, task, show_forbidden=has_forbid, show_required=False)
         if ev is not None:
             na.append(Case(ev, "not_applicable", "outside the rule's scope or condition", "na"))
-    other = next((s for s in ("pre_action", "artifact", "delivery") if s not in spec.stages()), None)
-    if other is not None:
-        na.append(Case(_render(other, False, spec.subject, None, _NEUTRAL_TASKS[2]), "not_applicable",
-                       f"the rule needs no {other} evidence", "na"))
+    na.extend(_wrong_stage_case(spec))
     slots["na"] = na
     return slots
 
