@@ -465,8 +465,24 @@ def _worker_run(name: str, args: argparse.Namespace, data_dir: Path | None,
     if _STOPPING:
         raise Terminated()
     gw = _gateway(args)
-    text = _reproduce_one(name, args, gw, data_dir, options)
+    try:
+        text = _reproduce_one(name, args, gw, data_dir, options)
+    finally:
+        _stop_idle_loky_workers()
     return text, gw.ledger.summary() if gw.ledger.rows() else ""
+
+
+def _stop_idle_loky_workers() -> None:
+    """Stop the joblib (loky) workers a diagnostic left idle in this worker process.
+
+    A worker process joins its children when the pool retires it, and loky keeps its workers
+    for 300 s after their last task: without this, every ``--jobs`` run that used joblib (the
+    gating sweep) sat idle for five minutes before exiting."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Path | None,
