@@ -45,3 +45,18 @@ def test_same_files_with_one_or_two_workers(tmp_path, capsys):
     assert [k for k in a if a[k] != b[k]] == []
     assert _printed(printed_one) == _printed(printed_two)
     assert printed_two.index("== tour ==") < printed_two.index("== gating ==")  # order asked for
+
+
+def test_worker_leaves_no_idle_joblib_workers():
+    """A --jobs worker process joins its children on exit: the joblib workers a diagnostic used
+    must be stopped when it ends, or the worker waits out loky's idle timeout (300 s)."""
+    from joblib import Parallel, delayed
+    from joblib.externals.loky import reusable_executor
+
+    from toolkit.cli import _stop_idle_loky_workers
+
+    assert Parallel(n_jobs=2, backend="loky")(delayed(abs)(-i) for i in range(4)) == [0, 1, 2, 3]
+    procs = list(reusable_executor._executor._processes.values())
+    assert procs and any(p.is_alive() for p in procs)
+    _stop_idle_loky_workers()
+    assert not any(p.is_alive() for p in procs)
