@@ -65,12 +65,39 @@ class FileKind(BaseModel):
     path: str
 
 
+class Cue(BaseModel):
+    """One phrase cue of the specification reader (clause split, ban word, limit, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    about: str
+    pattern: str
+    case_sensitive: bool = False
+    must_match: list[str] = Field(min_length=1)
+    must_not_match: list[str] = Field(min_length=1)
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        return _compiled(self.pattern, self.case_sensitive)
+
+
+@cache
+def _compiled(pattern: str, case_sensitive: bool) -> re.Pattern[str]:
+    return re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
+
+
 class ConceptsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     about: str
     concepts: dict[str, Concept]
     files: list[FileKind] = Field(default_factory=list)
+    cues: dict[str, Cue] = Field(default_factory=dict)
+
+
+def cue(name: str) -> re.Pattern[str]:
+    """The compiled phrase cue ``name`` of ``concepts.yaml``."""
+    return concepts().cues[name].rx
 
 
 def file_for(rule_text: str) -> str:
@@ -99,6 +126,9 @@ def concept_failures() -> list[str]:
         bad += [f"{name}: cue must not match {x!r}" for x in c.cue_must_not_match if c.cued(x)]
         bad += [f"{name}: must match {x!r}" for x in [*c.must_match, c.example] if not c.find(x)]
         bad += [f"{name}: must not match {x!r}" for x in [*c.must_not_match, c.plain] if c.find(x)]
+    for name, q in concepts().cues.items():
+        bad += [f"cue {name}: must match {x!r}" for x in q.must_match if not q.rx.search(x)]
+        bad += [f"cue {name}: must not match {x!r}" for x in q.must_not_match if q.rx.search(x)]
     return bad
 
 
@@ -122,10 +152,6 @@ class Element:
 _QUOTED = re.compile(r"`([^`]+)`|(?<![\w])'([^']{2,40})'(?![\w])|\"([^\"]{2,40})\"")
 _CODEY = re.compile(r"\\[A-Za-z]+|\b[A-Za-z_]\w*\(\)|\b[a-z][A-Za-z]*[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b"
                     r"|\b[a-z_]+(?:\.[a-z_]+){1,3}\b|\B--[a-z][\w-]+")
-_BAN = re.compile(r"^(?:\W*)(?:please\s+)?(?:never|don'?t|do not|no|avoid|stop|without|not)\b", re.IGNORECASE)
-_LIMIT = re.compile(r"\b(?:under|at most|no more than|fewer than|less than|maximum of|max(?:imum)?|within)\s+"
-                    r"(?P<n>\d[\d,]*)\s+(?P<unit>words?|lines?|characters?)\b|\b(?P<n2>\d[\d,]*)\s+"
-                    r"(?P<unit2>words?|lines?)\s+or\s+(?:fewer|less)\b", re.IGNORECASE)
 _STOP_CODE = {"e.g", "i.e", "etc.", "vs."}
 
 
@@ -149,12 +175,12 @@ def clauses(behavior: str) -> list[tuple[str, str]]:
     """(polarity, clause) pieces of a behaviour: ``;`` splits, "X instead of Y" forbids Y,
     "(A, not B)" forbids B; a clause led by a ban word forbids its elements, others require."""
     out: list[tuple[str, str]] = []
-    for part in re.split(r";|\.\s+(?=[A-Z])|,\s*(?=(?:never|not|no|don'?t|avoid)\b)", behavior):
+    for part in cue("clause_split").split(behavior):
         part = part.strip(" .")
         if not part:
             continue
-        ban = bool(_BAN.search(part))
-        m = re.search(r"\b(?:instead of|rather than)\b", part, re.IGNORECASE)
+        ban = bool(cue("ban_lead").search(part))
+        m = cue("swap").search(part)
         if m:
             out.append(("forbid" if not ban else "require", part[m.end():]))
             part = part[: m.start()]
@@ -192,7 +218,7 @@ def _spec_cached(behavior: str) -> Spec:
     for pol, clause in clauses(strip_preamble(behavior)):
         bucket = forb if pol == "forbid" else req
         seen = {e.text.lower() for e in forb + req}
-        for m in _LIMIT.finditer(clause):
+        for m in cue("limit").finditer(clause):
             n = int((m.group("n") or m.group("n2")).replace(",", ""))
             unit = (m.group("unit") or m.group("unit2")).lower().rstrip("s")
             forb.append(Element(f"more than {n} {unit}s", "", "limit", "forbid", n))
@@ -250,15 +276,11 @@ def _prose_hits(el: Element, reply: str) -> list[Hit]:
     return out
 
 
-_AVOID = re.compile(r"\b(?:removed|replaced|dropped|got rid of|instead of|rather than|avoid\w*|no longer|"
-                    r"without|never|not|didn'?t|did not|won'?t|wouldn'?t)\b[^.\n]{0,60}$", re.IGNORECASE)
-
-
 def _avoided(text: str, start: int) -> bool:
     """A mention in the scope of a removal or avoidance ("replaced GlobalScope.launch with ...")."""
     head = text[max(0, start - 80): start]
     head = re.split(r"[.;!?\n]", head)[-1]
-    return bool(_AVOID.search(head))
+    return bool(cue("avoided").search(head))
 
 
 def locate(spec: Spec, ev: EvidenceRecord) -> list[Hit]:
