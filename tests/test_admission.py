@@ -35,10 +35,6 @@ def test_records_follow_the_contract_and_quotes_are_exact() -> None:
             assert o.scope is None and o.activation is None
 
 
-@pytest.mark.xfail(strict=True, reason="the learned admitter (issue 14), refit with w1/w2 and a word "
-                   "n-gram block (j14), persists 0 of the 72 non-lasting held-out instructions but "
-                   "its structural score is 157/192 (< 0.85) and persist recall 98/120 (< 0.90): "
-                   "fails until the method improves")
 def test_heldout_bars_offline() -> None:
     records, gold = load_split("heldout")
     rows = [a.as_dict() for a in admit_offline(records)]

@@ -101,3 +101,30 @@ def test_first_contact_is_scored_once_and_then_read(tmp_path) -> None:
     assert again == rec and calls == [2]
     with pytest.raises(Exception, match="belongs to"):
         fc.score_first_contact(tmp_path, "resolution (stub)", lambda b: ({}, 0))
+
+
+def test_item_at_hand_and_recurrence_pairs_are_features() -> None:
+    from toolkit.rules.admission_model import ITEM_KINDS, RECURRENCE_KINDS, feature_names
+
+    names = feature_names()
+    X = cue_features(["Every time you mention them in this memo, call them Respondent.",
+                      "Every time you mention them, call them Respondent."])
+    assert X.shape[1] == len(names)
+    assert len(names) - len(set(names)) == 0
+    assert sum("*" in n for n in names) == len(ITEM_KINDS) * len(RECURRENCE_KINDS)
+    col = names.index("demonstrative*recurring_trigger")
+    assert X[0, col] == 1.0 and X[1, col] == 0.0
+
+
+def test_rule_text_comes_from_the_lasting_sentence() -> None:
+    from toolkit.records import AdmissionInput
+    from toolkit.rules.admission import _lasting_sentences
+    from toolkit.rules.admission_model import fitted_admitter
+
+    text = ("Nope, the date column is wrong, redo the table. From now on, always write dates as "
+            "ISO 8601 in every report you make for me.")
+    recs = [AdmissionInput(id="a", text=text), AdmissionInput(id="b", text="Always use ISO dates.")]
+    picked = _lasting_sentences(recs, [("persist", "model", {}), ("persist", "model", {})],
+                                fitted_admitter(0).model)
+    assert "ISO 8601" in picked["a"] and "redo" not in picked["a"]
+    assert "b" not in picked  # one sentence: the whole message is the rule text

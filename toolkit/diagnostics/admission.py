@@ -252,6 +252,8 @@ def run(ctx: RunContext) -> Result:
     if any(not ctx.chat_model(m).is_offline for m in ctx.models):
         ctx.record_prompt("admission")
     paper = paper_figures("admission")["figures"]
+    from toolkit.rules.admission_model import DEV_BATCHES
+
     texts = {r.id: r.text for r in records}
     per_model: dict[str, pd.DataFrame] = {}
     figures: dict[str, Any] = {}
@@ -275,8 +277,8 @@ def run(ctx: RunContext) -> Result:
         f"framings: {sum(1 for g in gold.values() if g.decision == 'persist')} persist, "
         f"{sum(1 for g in gold.values() if g.decision == 'task_local')} task-local, "
         f"{sum(1 for g in gold.values() if g.decision == 'defer')} defer). The offline method is "
-        "fit on development data only (dev, dev2, dev3 and the batches w1, w2 after their first "
-        "contact). Seed "
+        "fit on development data only (dev, dev2, dev3 and the batches "
+        f"{', '.join(b.rsplit('/', 1)[-1] for b in DEV_BATCHES)} after their first contact). Seed "
         f"{ctx.seed}; CIs: Wilson 95% (ci_*) and a bootstrap over behaviours (boot_*).",
         f"{first}: structural {c['structural'][0]}/{c['structural'][1]}, erroneous persistence "
         f"{c['erroneous_persistence'][0]}/{c['erroneous_persistence'][1]}, persistent recall "

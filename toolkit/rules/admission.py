@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 from toolkit.records import AdmissionInput, AdmissionOutput, Message
 from toolkit.rules.cues import Cues, parse_cues
-from toolkit.text import load_table
+from toolkit.text import load_table, sentences
 
 _T = load_table("admission/signal")  # toolkit/resources/admission/signal.yaml
 
@@ -164,7 +164,7 @@ def _resolve_reference(behavior: str | None, context: Sequence[Message] | None) 
         return behavior
     for msg in reversed(context[-6:]):
         if msg.role == "assistant" and msg.content.strip():
-            first = re.split(r"(?<=[.!?])\s+|\n", msg.content.strip())[0][:160]
+            first = (sentences(msg.content) or [msg.content.strip()])[0][:160]
             base = behavior or "Avoid repeating this"
             return f"{base} (refers to: {first})"
     return behavior
@@ -222,20 +222,61 @@ def admit_offline(records: Sequence[AdmissionInput], *, seed: int = 0) -> list[A
     decided = fit.model.decide(X)
     p_project = fit.model.scope_proba(X)
     p_cond = fit.model.conditional_proba(X)
+    lasting = _lasting_sentences(records, decided, fit.model)
     return [
-        _decide(rec, parse_cues(rec.text), d, float(pp), float(pc))
+        _decide(rec, parse_cues(lasting.get(rec.id, rec.text)), d, float(pp), float(pc),
+                whole=parse_cues(rec.text))
         for rec, d, pp, pc in zip(records, decided, p_project, p_cond, strict=True)
     ]
 
 
+def _self_contained(sentence: str) -> bool:
+    """Whether a sentence can stand as a rule text alone: it carries a signal and a behaviour of two
+    or more content words, points back at nothing (no anaphora) and is not a statement of what
+    stays acceptable."""
+    behavior = parse_cues(sentence).behavior
+    return (detect_signal(sentence) and len(_content_words(behavior)) >= 2
+            and not _ANAPHORA.search(behavior or "") and _accept_search(sentence) is None)
+
+
+def _lasting_sentences(records: Sequence[AdmissionInput],
+                       decided: Sequence[tuple[str, str, dict[str, float]]],
+                       model: object) -> dict[str, str]:
+    """For each persisted message of several sentences, the sentence the learned admitter reads
+    as most lasting (highest P(persist) among the self-contained sentences, :func:`_self_contained`):
+    the rule text is taken from it, not from a one-off request or a complaint beside it."""
+    from toolkit.rules.admission_model import Features
+
+    cands: list[tuple[str, str]] = []
+    for rec, (decision, _reason, _p) in zip(records, decided, strict=True):
+        if decision != "persist":
+            continue
+        sents = [x.strip() for x in sentences(rec.text) if x.strip()]
+        if len(sents) < 2:
+            continue
+        cands += [(rec.id, x) for x in sents if _self_contained(x)]
+    if not cands:
+        return {}
+    proba = model.predict_proba(Features.of([x for _, x in cands], model.embedder))  # type: ignore[attr-defined]
+    col = [str(c) for c in model.classes_].index("persist")  # type: ignore[attr-defined]
+    best: dict[str, tuple[float, str]] = {}
+    for (rid, x), p in zip(cands, proba[:, col], strict=True):
+        if rid not in best or float(p) > best[rid][0]:
+            best[rid] = (float(p), x)
+    return {rid: x for rid, (_p, x) in best.items()}
+
+
 def _decide(rec: AdmissionInput, cues: Cues, decided: tuple[str, str, dict[str, float]],
-            p_project: float, p_conditional: float) -> Admission:
-    """One reading: the model's decision and heads, the grammar's spans."""
+            p_project: float, p_conditional: float, whole: Cues | None = None) -> Admission:
+    """One reading: the model's decision and heads, the grammar's spans (``cues`` read on the
+    lasting sentence, ``whole`` on the whole message when they differ: activation and
+    exceptions fall back to it)."""
     decision, reason, probs = decided
+    whole = whole or cues
     signal = detect_signal(rec.text)
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
-    quotes = tuple(q for q in cues.quotes if q and q in rec.text)
+    quotes = tuple(dict.fromkeys(q for q in (*cues.quotes, *whole.quotes) if q and q in rec.text))
     if not signal:
         decision, reason = "task_local", "no_signal"
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
@@ -247,13 +288,13 @@ def _decide(rec: AdmissionInput, cues: Cues, decided: tuple[str, str, dict[str, 
         decision=decision,  # type: ignore[arg-type]
         scope=("project" if p_project >= 0.5 else "global") if persist else None,
         conditional=conditional,
-        activation=cues.condition if conditional else None,
+        activation=(cues.condition or whole.condition) if conditional else None,
         behavior=behavior,
         quotes=quotes,
-        exceptions=(cues.exception,) if cues.exception else (),
+        exceptions=tuple(e for e in (cues.exception or whole.exception,) if e),
         rejected=rejected,
         acceptable=acceptable,
-        project=cues.project if persist else None,
+        project=(cues.project or whole.project) if persist else None,
         signal=signal,
         reason=reason,
         method="offline",

@@ -370,6 +370,10 @@ def _merge_fragments(text: str, spans: list[tuple[int, int]]) -> list[tuple[int,
     return out
 
 
+_DIRECTIVE_OPENER = _T["directive_opener"]
+_AGAIN_TAIL = _T["again_tail"]
+
+
 def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
     """The behaviour clause: the main sentence with cue, condition and exception spans removed.
 
@@ -395,15 +399,7 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
         if len(words) < 2:
             continue
         longest = max((p.strip(" ,;:.!?-") for p in pieces), key=len, default="")
-        score = len(words) + (
-            4
-            if re.match(
-                r"(?i)(?:do|don'?t|never|always|use|add|run|keep|"
-                r"avoid|write|put|make|stop)\b",
-                cleaned,
-            )
-            else 0
-        )
+        score = len(words) + (4 if _DIRECTIVE_OPENER.match(cleaned) else 0)
         score -= 6 if _is_friction_only(text[a:b]) else 0
         if best is None or score > best[0]:
             best = (score, cleaned, longest)
@@ -411,7 +407,7 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
         # a friction sentence that is all cue ("You forgot the tests AGAIN"): the complaint itself
         # names the behaviour once the repetition words are dropped
         for a, b in sentences:
-            m = re.match(r"(?i)^(.*?\w)[\s,]*(?:(?:yet|once|all over) )?again\b", text[a:b].strip())
+            m = _AGAIN_TAIL.match(text[a:b].strip())
             if m and len(m.group(1).split()) >= 3:
                 best = (0.0, m.group(1), m.group(1))
                 break
