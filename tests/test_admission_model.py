@@ -128,3 +128,11 @@ def test_rule_text_comes_from_the_lasting_sentence() -> None:
                                 fitted_admitter(0).model)
     assert "ISO 8601" in picked["a"] and "redo" not in picked["a"]
     assert "b" not in picked  # one sentence: the whole message is the rule text
+
+
+def test_missing_shared_data_fits_on_fixtures_and_says_so(tmp_path) -> None:
+    from toolkit.rules.admission_model import training_set
+
+    data, used = training_set(str(tmp_path))
+    assert all(data.scored) and "prefeval" not in data.groups
+    assert any("fixtures only" in u for u in used)

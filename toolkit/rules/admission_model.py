@@ -457,6 +457,8 @@ def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
             w.append(PREFEVAL_WEIGHT)
             scored.append(False)
         used.append(f"PrefEval explicit preferences ({len(prefs)}, weight {PREFEVAL_WEIGHT})")
+    else:
+        used.append("no shared data directory with PrefEval was found: fit on the fixtures only")
     return TrainingSet(texts, dec, scope, cond, groups, w, scored), used
 
 
