@@ -418,6 +418,7 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
 
 
 _AGENTIVE_BEFORE = _T["agentive_before"]
+_REPORT_SUBJECT = _T["report_subject"]
 _ARTEFACT = _T["artefact"]
 
 
@@ -431,14 +432,7 @@ def _descriptive(text: str, span: Span) -> bool:
         # "every time I run it, it crashes": the user's report, not a rule for the agent
         cut = re.search(r"[,;.!?]", after)
         main = after[cut.end() :] if cut and after[cut.start()] == "," else ""
-        return bool(
-            re.match(
-                r"\s*(?:it|this|that|the \w+|there|nothing|everything|something|"
-                r"my \w+|he|she|they)\b(?!\s+(?:should|must|needs? to|has to)\b)",
-                main,
-                _F,
-            )
-        )
+        return bool(_REPORT_SUBJECT.match(main))
     if low not in {"always", "never"}:
         return False
     start = max(max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1, span.start - _LOOKBACK)
