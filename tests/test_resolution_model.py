@@ -128,3 +128,54 @@ def test_an_empty_library_gets_the_grammars_reading_not_a_crash() -> None:
                           library=[])
     res = resolve_learned([rec])[0]
     assert all(p.target is None for p in res.proposals)
+
+
+def test_pair_features_see_the_rules_conditions_scope_and_standing() -> None:
+    from toolkit.rules.resolution_pairs import PAIR_COLUMNS, pair_matrix
+
+    lib = [Rule(id="t", behavior="Add type hints to every function signature", scope="global",
+                conditions=[], exceptions=["private helpers with a leading underscore"]),
+           Rule(id="p", behavior="Use pnpm instead of npm", scope="project:nimbus",
+                conditions=[], exceptions=[]),
+           Rule(id="b", behavior="Never add emoji to commit messages", scope="global",
+                conditions=[], exceptions=[])]
+    text = "underscore-prefixed internals don't need annotations"
+    P = pair_matrix(text, [text], lib, set(), "minilm")
+    col = {c: i for i, c in enumerate(PAIR_COLUMNS)}
+    assert P.shape == (3, len(PAIR_COLUMNS))
+    assert P[0, col["cos_conditions"]] > 0 and P[1, col["cos_conditions"]] == 0  # exception seen
+    assert int(np.argmax(P[:, col["margin_over_others"]])) == 0
+    assert (P[:, col["margin_over_others"]] > 0).sum() == 1  # only the best rule stands out
+    named = pair_matrix("in nimbus, keep using it", ["in nimbus, keep using it"], lib, set(),
+                        "minilm")
+    assert named[1, col["own_project_named"]] == 1 and named[0, col["other_project_named"]] == 1
+    stop = pair_matrix("don't add emoji to commits", ["don't add emoji to commits"], lib, set(),
+                       "minilm")
+    assert stop[2, col["rule_is_prohibition"]] == 1 and stop[2, col["polarity_flip"]] == 0
+    assert stop[0, col["polarity_flip"]] == 1  # a negated correction against a requirement
+
+
+def test_a_target_the_model_does_not_believe_in_is_unknown() -> None:
+    X, y, t = _toy()
+    op = OperationModel(random_state=0).fit(X, y)
+    tm = TargetModel(random_state=0).fit(X, t)
+    sel = Selection(C=1.0, vector_weight=0.0, threshold=0.0, ngram_weight=0.0,
+                    oof_decision=(0, 1), oof_target=(0, 1), oof_unknown=0, grid=[],
+                    target_threshold=1.01)
+    out = FittedResolver(op, tm, sel, "minilm").predict(X)
+    assert all(o is None for o, _, _ in out if o != "add")  # every targeted answer abstains
+    assert any(o == "add" for o, _, _ in out)
+
+
+def test_grown_libraries_do_not_depend_on_the_hash_seed() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib;from toolkit.rules.distractors import grow_library;"
+            "from toolkit.rules.resolution_eval import load_cases;cs,_=load_cases('heldout');"
+            "print(hashlib.sha256(''.join(grow_library(c,47,1).model_dump_json() for c in cs)"
+            ".encode()).hexdigest())")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": s}).stdout for s in ("1", "2")}
+    assert len(outs) == 1

@@ -265,7 +265,8 @@ def grow_library(
     query = " ".join([record.correction, *(rule_text(r) for r in own)])
     ranked = sorted(pool, key=lambda p: (-overlap(query, rule_text(p)), p.id))
     related = ranked[:related_n]
-    rest = [p for p in pool if p not in related]
+    related_ids = {p.id for p in related}  # pool ids are unique; comparing by id, not by value
+    rest = [p for p in pool if p.id not in related_ids]
     picks = [rest[i] for i in rng.permutation(len(rest))[: need - related_n]]
     lib = own + related + picks
     lib = [lib[i] for i in rng.permutation(len(lib))]

@@ -185,7 +185,6 @@ def term_weight(term: str) -> float:
 _WEAK_STEMS = frozenset(stem(w) for w in WEAK)
 
 # -- cue patterns --------------------------------------------------------------------------------
-_P = lambda s: re.compile(s, re.I)  # noqa: E731
 
 LASTING = _T["lasting"]
 TEMPORARY = _T["temporary"]

@@ -4,23 +4,25 @@ Two scikit-learn estimators read one correction against its library:
 
 - :class:`OperationModel`, a multinomial logistic regression choosing the operation of the
   correction (``reuse`` / ``revise`` / ``replace`` / ``retract`` / ``add`` / ``none`` (no lasting
-  change) / ``multi`` (several updates: the cue grammar's proposals are kept)) from case features:
-  the sentence vector of the correction (optional, chosen by CV), binary cue features read from the
-  data-driven tables in ``toolkit/resources/resolution`` and ``.../admission`` (retraction,
-  replacement, narrowing and scope, conditions, exceptions, one-off and deictic reference,
-  restatement), the cosine similarity of the correction to its nearest rules (embedding retrieval:
-  a restatement that shares no word with its rule is still near it), and the cue grammar's own
-  reading (a feature the model may outweigh, not a rule), and optionally a binary word n-gram
-  block whose vocabulary is fit on the training corrections (its weight chosen by CV);
+  change) / ``multi`` (several updates: the cue grammar's proposals are kept)) from case features,
+  standardised on the training cases: binary cue features read from the data-driven tables in
+  ``toolkit/resources/resolution`` and ``.../admission``, the cosine similarity of the correction
+  to its nearest rules and the nearest rule's standing in its library (margin over the next rule,
+  z-score), novelty and polarity (does the correction stop what the rule requires, or repeat a
+  prohibition; :mod:`toolkit.rules.resolution_pairs`), how its clauses split between that rule and
+  something new, the cue grammar's own reading (a feature the model may outweigh, not a rule), a
+  binary word n-gram block whose vocabulary is fit on the training corrections (its weight chosen
+  by CV) and optionally the sentence vector;
 - :class:`TargetModel`, a logistic regression over (correction, rule) pairs that ranks the rules
-  of the library as the target (cosine to the correction and to its best clause, the gap to the
-  best rule, lexical overlap, the grammar's target).
+  of the library as the target from pair features that see the rule's behaviour, conditions,
+  exceptions and scope (:data:`toolkit.rules.resolution_pairs.PAIR_COLUMNS`).
 
-Below the operating point (the highest probability of an operation under ``threshold``) the
-resolver abstains: ``status: unknown``, never a default answer. ``C``, the vector and n-gram
-weights and the threshold are chosen by case-grouped cross-validation on development cases only
-(:func:`select_params`): the threshold is the lowest at which the out-of-fold answered cases are
-at least ``min_precision`` correct.
+Below the operating point (the highest probability of an operation under ``threshold``, or the
+target's probability under ``target_threshold``) the resolver abstains: ``status: unknown``, never
+a default answer or a guess at an unrelated rule. ``C``, the n-gram weight and both thresholds are
+chosen by case-grouped cross-validation on development cases only (:func:`select_params`): the
+threshold is the lowest at which the out-of-fold answered cases are at least ``min_precision``
+correct; the target threshold the lowest with the most right and fewest wrong answers.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from sklearn.utils import check_random_state
 
 from toolkit.records import ResolutionInput
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
-from toolkit.rules.resolution_cues import content_stems, segment_cues, split_segments
-from toolkit.rules.resolution_semantic import rule_sentence
+from toolkit.rules.resolution_cues import segment_cues, split_segments
+from toolkit.rules.resolution_pairs import PAIR_COLUMNS, pair_matrix, top_features
 from toolkit.text import load_table
 
 OP_CLASSES: tuple[str, ...] = ("reuse", "revise", "replace", "retract", "add", "none", "multi")
@@ -109,11 +111,6 @@ class CaseFeatures:
         return np.hstack([self.vectors * vector_weight, self.cues])
 
 
-def _overlap(a: str, b: str) -> float:
-    sa, sb = set(content_stems(a)), set(content_stems(b))
-    return len(sa & sb) / max(len(sb), 1)
-
-
 def case_features(records: Sequence[ResolutionInput], grammar: Sequence[tuple[list[str] | None,
                   list[str | None]]], embedder: str = DEFAULT_EMBEDDER) -> CaseFeatures:
     """Features of each case; ``grammar`` gives the cue grammar's (ops, targets) per case."""
@@ -130,26 +127,20 @@ def case_features(records: Sequence[ResolutionInput], grammar: Sequence[tuple[li
         gc = grammar_class(g_ops)
         gram = [float(gc == c) for c in GRAMMAR_CLASSES]
         ids = tuple(r.id for r in rec.library)
+        segs = split_segments(text)
+        P = pair_matrix(text, [text, *segs], rec.library, set(g_targets), embedder)
         if rec.library:
-            queries = [text, *split_segments(text)]
-            qv = embed(queries, embedder)
-            rv = embed([rule_sentence(r) for r in rec.library], embedder)
-            sims = qv @ rv.T
-            whole, best = sims[0], sims.max(axis=0)
+            best = P[:, PAIR_COLUMNS.index("cos_best_clause")]
+            lex = P[:, PAIR_COLUMNS.index("lexical_overlap")]
+            g_t = P[:, PAIR_COLUMNS.index("grammar_target")]
             order = np.argsort(-best, kind="stable")
             s1 = float(best[order[0]])
             s2 = float(best[order[1]]) if len(order) > 1 else 0.0
-            lex = np.array([_overlap(text, rule_sentence(r)) for r in rec.library])
-            rank = np.empty(len(order))
-            rank[order] = np.arange(len(order))
-            g_t = np.array([float(i in set(g_targets)) for i in ids])
-            P = np.stack([whole, best, best - s1, (rank == 0).astype(float),
-                          1.0 / (1.0 + rank), lex, g_t], axis=1).astype(np.float32)
             simf = [s1, s2, s1 - s2, float(lex.max()), float(g_t.any()),
                     float(g_t[order[0]]) if g_t.any() else 0.0]
         else:
-            P = np.zeros((0, 7), dtype=np.float32)
             simf = [0.0] * 6
+        simf += top_features(P, text, segs, rec.library, embedder)
         rows.append(kinds + seg + gram + simf + [float(np.log1p(len(rec.library)) / 5)])
         pairs.append((ids, P))
     return CaseFeatures(vecs, np.asarray(rows, dtype=np.float32), tuple(pairs),
@@ -168,7 +159,11 @@ class OperationModel(ClassifierMixin, BaseEstimator):
         self.ngram_weight = ngram_weight
 
     def _X(self, X: CaseFeatures) -> np.ndarray:
-        base = X.design(self.vector_weight)
+        # cue, similarity and grammar columns standardised on the training cases, so a cosine
+        # margin weighs as much as a binary cue under the same penalty
+        cues = (X.cues - self.mean_) / self.scale_
+        base = cues if self.vector_weight <= 0 else np.hstack([X.vectors * self.vector_weight,
+                                                                cues])
         if self.ngram_weight <= 0:
             return base
         grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
@@ -178,6 +173,9 @@ class OperationModel(ClassifierMixin, BaseEstimator):
             ) -> OperationModel:
         """Fit on case features ``X`` and operation classes ``y``."""
         rs = check_random_state(self.random_state)
+        self.mean_ = X.cues.mean(axis=0)
+        sd = X.cues.std(axis=0)
+        self.scale_ = np.where(sd > 1e-6, sd, 1.0).astype(np.float32)
         if self.ngram_weight > 0:
             from sklearn.feature_extraction.text import CountVectorizer
 
@@ -214,9 +212,14 @@ class TargetModel(BaseEstimator):
                 continue
             rows.append(P)
             ys.append(np.array([i == t for i in ids], dtype=int))
+        Z = np.vstack(rows)
+        # pair columns standardised on the training pairs (cosines and margins beside binaries)
+        self.mean_ = Z.mean(axis=0)
+        sd = Z.std(axis=0)
+        self.scale_ = np.where(sd > 1e-6, sd, 1.0)
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
                                          random_state=int(rs.randint(0, 2**31 - 1)))
-        self.model_.fit(np.vstack(rows), np.concatenate(ys))
+        self.model_.fit((Z - self.mean_) / self.scale_, np.concatenate(ys))
         return self
 
     def rank(self, X: CaseFeatures) -> list[list[tuple[str, float]]]:
@@ -226,7 +229,7 @@ class TargetModel(BaseEstimator):
             if not ids:
                 out.append([])
                 continue
-            p = self.model_.predict_proba(P)[:, 1]
+            p = self.model_.predict_proba((P - self.mean_) / self.scale_)[:, 1]
             out.append(sorted(zip(ids, map(float, p), strict=True), key=lambda x: (-x[1], x[0])))
         return out
 
@@ -251,7 +254,8 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
 
 
 #: development batches written apart, scored once at first contact, development since
-DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2")
+DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
+                                 "firstcontact/w7")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
@@ -292,8 +296,12 @@ def development_cases(grow: bool = True) -> list[Case]:
                                  for u in g["updates"] or []]
         for r in recs:
             c, t = _gold_class(gold[r.id])
-            out.append(Case(r, c, t, tuple((u.op, u.target) for u in gold[r.id]),
-                            f"{name}:{r.id}"))
+            key = tuple((u.op, u.target) for u in gold[r.id])
+            out.append(Case(r, c, t, key, f"{name}:{r.id}"))
+            if grow and len(r.library) <= 10:
+                # the small-library case again among 60 rules with related distractors (one CV
+                # group with its original: never split across folds)
+                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
     return out
 
 
@@ -312,6 +320,11 @@ class Selection:
     grid: list[dict[str, float]]
     #: out-of-fold counts by library size ("small" <= 10 rules, "large"), as the diagnostic shows
     oof_groups: dict | None = None
+    #: per development case (in order): (operation out of fold or None when abstaining,
+    #: decision right, decision+target right, the target chosen)
+    oof_cases: tuple[tuple[str | None, bool, bool, str | None], ...] = ()
+    #: below this P(target) a targeted answer abstains (chosen out of fold after ``threshold``)
+    target_threshold: float = 0.0
 
 
 def _folds(groups: Sequence[str], k: int) -> list[np.ndarray]:
@@ -324,10 +337,10 @@ def _choose(op: str, ranked: list[tuple[str, float]]) -> str | None:
 
 
 def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[tuple[bool, bool]],
-                  *, Cs: Sequence[float] = (0.1, 0.3, 1.0),
-                  vector_weights: Sequence[float] = (0.0, 1.0, 3.0), folds: int = 8,
+                  *, Cs: Sequence[float] = (0.03, 0.1, 0.3),
+                  vector_weights: Sequence[float] = (0.0,), folds: int = 8,
                   min_precision: float = 0.8, random_state: int = 0,
-                  ngram_weights: Sequence[float] = (0.0, 1.0)) -> Selection:
+                  ngram_weights: Sequence[float] = (1.0, 2.0, 3.0)) -> Selection:
     """Choose C, the vector weight and the abstention threshold by case-grouped CV.
 
     ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
@@ -340,6 +353,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     grid, best = [], None
     for C, vw, nw in itertools.product(Cs, vector_weights, ngram_weights):
         pmax = np.zeros(n)
+        ops_oof = [""] * n
+        tgt_oof: list[str | None] = [None] * n
+        ptop = np.ones(n)  # P(target) of the chosen rule (1 for untargeted answers)
         dec_ok = np.zeros(n, dtype=bool)
         tgt_ok = np.zeros(n, dtype=bool)
         for test in fold_idx:
@@ -352,11 +368,15 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
             for j, i in enumerate(test):
                 op = str(m.classes_[int(np.argmax(pr[j]))])
                 pmax[i] = float(pr[j].max())
+                ops_oof[i] = op
                 if op == "multi":
                     dec_ok[i], tgt_ok[i] = grammar_ok[i]
                 else:
                     dec_ok[i] = op == y[i]
-                    tgt_ok[i] = dec_ok[i] and (_choose(op, ranked[j]) == tg[i])
+                    tgt_oof[i] = _choose(op, ranked[j])
+                    if tgt_oof[i] is not None:
+                        ptop[i] = ranked[j][0][1]
+                    tgt_ok[i] = dec_ok[i] and (tgt_oof[i] == tg[i])
         # the lowest threshold whose answered cases are at least min_precision right (decision)
         t_best = 1.0
         for t in sorted({0.0, *pmax.tolist()}):
@@ -365,12 +385,25 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                 t_best = t
                 break
         ans = pmax >= t_best
+        # then the target threshold: a targeted answer whose rule the target model does not
+        # believe in abstains; the lowest threshold with the most right and fewest wrong answers
+        tau, tkey = 0.0, None
+        for t in sorted({0.0, *ptop[ans & (ptop < 1)].tolist()}):
+            a2 = ans & (ptop >= t)
+            k2 = (int((tgt_ok & a2).sum()), -int((a2 & ~tgt_ok).sum()))
+            if tkey is None or k2 > tkey:
+                tau, tkey = t, k2
+        ans = ans & (ptop >= tau)
         large = np.array([len(ids) > 10 for ids, _ in X.pairs])
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
                       "decision_target": int((tgt_ok & ans & m).sum()),
                       "unknown": int((~ans & m).sum())}
                   for g, m in (("all", np.ones(n, bool)), ("small", ~large), ("large", large))}
-        row = {"groups": groups, "C": C, "vector_weight": vw, "ngram_weight": nw, "threshold": t_best,
+        cases_oof = tuple((o if a else None, bool(d and a), bool(t and a), g)
+                          for o, a, d, t, g in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
+                                                   strict=True))
+        row = {"cases": cases_oof, "groups": groups, "C": C, "vector_weight": vw, "ngram_weight": nw, "threshold": t_best,
+               "target_threshold": tau,
                "decision": int((dec_ok & ans).sum()), "target": int((tgt_ok & ans).sum()),
                "unknown": int((~ans).sum()), "n": n}
         grid.append(row)
@@ -380,11 +413,11 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     assert best is not None
     row = best[1]
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
-                     ngram_weight=row["ngram_weight"],
+                     ngram_weight=row["ngram_weight"], target_threshold=row["target_threshold"],
                      oof_decision=(row["decision"], n), oof_target=(row["target"], n),
-                     oof_unknown=row["unknown"], grid=[{k: v for k, v in g.items() if k != "groups"}
+                     oof_unknown=row["unknown"], grid=[{k: v for k, v in g.items() if k not in ("groups", "cases")}
                                                        for g in grid],
-                     oof_groups=row["groups"])
+                     oof_groups=row["groups"], oof_cases=row["cases"])
 
 
 @dataclass(frozen=True)
@@ -403,10 +436,14 @@ class FittedResolver:
         out = []
         for p, rk in zip(pr, ranked, strict=True):
             op = str(self.operation.classes_[int(np.argmax(p))])
-            if float(p.max()) < self.selection.threshold:
+            target = _choose(op, rk)
+            unsure = target is not None and rk[0][1] < self.selection.target_threshold
+            if float(p.max()) < self.selection.threshold or unsure:
+                # unsure of the operation, or of the rule it would act on: unknown, never a
+                # guess at an unrelated rule
                 out.append((None, None, float(p.max())))
             else:
-                out.append((op, _choose(op, rk), float(p.max())))
+                out.append((op, target, float(p.max())))
         return out
 
 
@@ -457,7 +494,7 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
         return FittedResolver(op, tm, sel, embedder)
 
     _FITTED[key] = cached_fit("resolution", _training_files(), {"seed": seed, "embedder": embedder,
-                                                                 "version": 1}, build)
+                                                                 "version": 2}, build)
     return _FITTED[key]
 
 

@@ -113,9 +113,11 @@ def overlap(query: str, text: str, weights: TermWeights | None = None) -> float:
     shared = q & t
     # a concept shared only through a word already shared literally is the same evidence twice
     literal = {concept_of(x) for x in shared if not x.startswith("@")}
-    common = sum(w(x) * (0.5 if x.startswith("@") and x[1:] in literal else 1.0) for x in shared)
+    # math.fsum: exactly rounded, so the result does not depend on the sets' (hash-seeded) order
+    common = math.fsum(w(x) * (0.5 if x.startswith("@") and x[1:] in literal else 1.0)
+                       for x in shared)
     if common == 0:
         return 0.0
-    pq = common / sum(w(x) for x in q)
-    pt = common / sum(w(x) for x in t)
+    pq = common / math.fsum(w(x) for x in q)
+    pt = common / math.fsum(w(x) for x in t)
     return 2 * pq * pt / (pq + pt)
