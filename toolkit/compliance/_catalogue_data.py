@@ -18,7 +18,7 @@ here one kind at a time).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 
 import yaml
@@ -102,6 +102,85 @@ class Trigger(BaseModel):
             not any(re.search(expand(rx), low) for rx in self.none)
 
 
+def _lexicon(name: str) -> tuple[str, ...]:
+    """A named word or pattern list: ``$NAME`` from ``_lexicons``, ``$text.NAME`` from the text layer."""
+    from toolkit import text as tx
+    from toolkit.compliance import _lexicons as lx
+
+    mod, _, attr = name[1:].rpartition(".")
+    val = getattr(tx if mod == "text" else lx, attr)
+    if hasattr(val, "pattern"):
+        return (val.pattern,)
+    return tuple(val) if isinstance(val, (tuple, list, frozenset, set)) else (val,)
+
+
+def _items(entries: list[str]) -> tuple[str, ...]:
+    return tuple(x for e in entries for x in (_lexicon(e) if e.startswith("$") else (e,)))
+
+
+class MatchSpec(BaseModel):
+    """What a compiled check looks for: phrases (stemmed) and regexes; ``$NAME`` entries name a lexicon."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    phrases: list[str] = Field(default_factory=list)
+    regexes: list[str] = Field(default_factory=list)
+
+    def build(self):
+        from toolkit.compliance._checks import matcher
+
+        return matcher(_items(self.phrases), _items(self.regexes))
+
+
+class Emit(BaseModel):
+    """A check a cue rule compiles to: the check class by name and its arguments (matchers as :class:`MatchSpec`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    check: str = Field(min_length=1)
+    args: dict[str, str | int | float | bool | MatchSpec] = Field(default_factory=dict)
+    flags: dict[str, str] = Field(default_factory=dict)
+
+    def build(self, low: str):
+        args = {k: v.build() if isinstance(v, MatchSpec) else v for k, v in self.args.items()}
+        args.update({k: bool(re.search(expand(rx), low)) for k, rx in self.flags.items()})
+        return check_class(self.check)(**args)
+
+
+def check_class(name: str) -> type:
+    """A check class by name (the generic checks of ``_checks`` and the kinds of ``_kinds``)."""
+    from toolkit.compliance import _checks, _kinds
+
+    cls = getattr(_kinds, name, None) or getattr(_checks, name, None)
+    if not isinstance(cls, type):
+        raise ValueError(f"no check class {name!r}")
+    return cls
+
+
+class CueRule(BaseModel):
+    """One way a kind is read inside one stage of the text compiler, in a fixed order among the stage's rules.
+
+    With a ``cue``, each place the cue occurs is looked at (only the first with ``occurrence: first``)
+    with its negation scope from the shared negation stage; the rule fires at the first place where
+    ``when`` holds (``negated``/``affirmed``/``any``) or any ``or_if`` pattern matches the rule, and
+    all ``if`` patterns match and no ``unless`` pattern does. ``else_emit`` fires when the first
+    place does not qualify. Without a cue the rule fires when its patterns say so. A rule does not
+    fire when a check with a label in ``unless_emitted`` is already compiled. Patterns are searched
+    in the lower-cased rule; ``{NAME}`` stands for a cue of the kind file's ``cues``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    stage: str = Field(pattern=r"^[a-z_]+$")
+    order: int
+    cue: str | None = None
+    occurrence: str = Field("any", pattern="^(first|any)$")
+    when: str = Field("any", pattern="^(negated|affirmed|any)$")
+    or_if: list[str] = Field(default_factory=list)
+    if_: list[str] = Field(default_factory=list, alias="if")
+    unless: list[str] = Field(default_factory=list)
+    unless_emitted: list[str] = Field(default_factory=list)
+    emit: Emit
+    else_emit: Emit | None = None
+
+
 class Kind(BaseModel):
     """One kind of the catalogue."""
 
@@ -111,6 +190,8 @@ class Kind(BaseModel):
     about: str = Field(min_length=1)
     examples: KindExamples
     recognise: list[Trigger] = Field(default_factory=list)
+    cues: dict[str, str] = Field(default_factory=dict)
+    rules: list[CueRule] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _has_examples(self) -> Kind:
@@ -123,7 +204,21 @@ class Kind(BaseModel):
         for t in self.recognise:
             if t.check not in self.checks:
                 raise ValueError(f"kind {self.kind}: recognise names {t.check}, not one of its checks {self.checks}")
+        for r in self.rules:
+            for e in (r.emit, r.else_emit):
+                if e is not None and e.check not in self.checks:
+                    raise ValueError(f"kind {self.kind}: a rule emits {e.check}, not one of its checks {self.checks}")
+                if e is not None:
+                    check_class(e.check)
+            for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless, *(e.flags.values() if e else ())):
+                re.compile(self.fill(rx))
         return self
+
+    def fill(self, rx: str) -> str:
+        """A pattern with the kind's own cues and the shared cues written out."""
+        for name, val in self.cues.items():
+            rx = rx.replace("{" + name + "}", val)
+        return expand(rx)
 
 
 @lru_cache(maxsize=1)
@@ -162,3 +257,41 @@ def recognise_data(text: str) -> tuple[list, set[str]]:
             drop.update(trig.drop)
             break
     return out, drop
+
+
+@cache
+def stage_rules(stage: str) -> tuple[tuple[Kind, CueRule], ...]:
+    """The cue rules of one compiler stage, across all kind files, in their order."""
+    rules = [(k, r) for k in catalogue() for r in k.rules if r.stage == stage]
+    orders = [r.order for _, r in rules]
+    if len(set(orders)) != len(orders):
+        raise ValueError(f"stage {stage}: two cue rules share an order")
+    return tuple(sorted(rules, key=lambda kr: kr[1].order))
+
+
+def run_stage(stage: str, body: str, out: list) -> None:
+    """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions)."""
+    from toolkit.compliance._interpreter import cue_places
+
+    low = body.lower()
+    for kind, r in stage_rules(stage):
+        if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted for c in out):
+            continue
+        gate = all(re.search(kind.fill(rx), low) for rx in r.if_) and \
+            not any(re.search(kind.fill(rx), low) for rx in r.unless)
+        if r.cue is None:
+            if gate:
+                out.append(r.emit.build(low))
+            continue
+        places = cue_places(body, kind.fill(r.cue))
+        if r.occurrence == "first":
+            places = places[:1]
+        extra = any(re.search(kind.fill(rx), low) for rx in r.or_if)
+        for _pos, neg in places:
+            ok = {"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra
+            if ok and gate:
+                out.append(r.emit.build(low))
+                break
+            if r.else_emit is not None:
+                out.append(r.else_emit.build(low))
+                break

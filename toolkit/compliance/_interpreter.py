@@ -18,6 +18,7 @@ from functools import lru_cache
 from toolkit import text as tx
 from toolkit.compliance import _kinds as kinds
 from toolkit.compliance import _lexicons as lx
+from toolkit.compliance._catalogue_data import run_stage
 from toolkit.compliance._checks import (
     ActionRule,
     Check,
@@ -152,7 +153,7 @@ _POST_NEG_RX = re.compile(
     r"(must|should|may|can|will)( not|n't)\b|never\b|cannot\b|are not|is not|aren't|isn't)", re.I)
 
 
-def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
+def cue_places(body: str, pattern: str) -> list[tuple[int, bool]]:
     """Positions of a cue and whether each is negated in its clause (before or after the cue)."""
     out = []
     for m in re.finditer(pattern, body, flags=re.I):
@@ -166,6 +167,9 @@ def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
         neg = neg or bool(_POST_NEG_RX.match(body[m.end(): m.end() + 90]))
         out.append((m.start(), neg))
     return out
+
+
+_cue = cue_places
 
 
 def _content_words(phrase: str) -> list[str]:
@@ -350,71 +354,6 @@ def _rule_brevity(body: str, out: list[Check]) -> None:
         if not neg:
             out.append(MinCount("words", 80))
         return
-
-
-def _rule_tone(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    blunt = re.search(r"\b(blunt|no-nonsense|matter-of-fact|curt|dry|businesslike|strictly professional|"
-                      r"just the facts)\b", low)
-    for _pos, neg in _cue(body, r"\b(pleasantr\w*|niceties|small talk|courtesy markers?|flattery|"
-                               r"sycophan\w*|compliments?|chit-?chat|fluff|filler|buttering|enthusias\w*|"
-                               r"gush\w*|cheerleading|praise)\b"):
-        if neg or blunt:
-            out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES, lx.ENTHUSIASM_RX), task_override=False,
-                              ask="skip the niceties and just give me the content"))
-            break
-    for _pos, neg in _cue(body, r"\b(apolog\w*|sorry|saying sorry)\b"):
-        if neg or blunt or re.search(r"\b(stop|quit)\b", low):
-            out.append(Forbid("apologies", matcher(lx.APOLOGIES), task_override=False,
-                              ask="no need to apologise, just fix it"))
-            break
-    if blunt and not any(isinstance(c, Forbid) and c.label == "pleasantries" for c in out):
-        out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES + lx.APOLOGIES, lx.ENTHUSIASM_RX),
-                          task_override=False, ask="drop the pleasantries"))
-    for _pos, neg in _cue(body, r"\b(preamble|intro(duction)?s?|meta-?commentary|narrat\w*|throat-?clearing|"
-                               r"warm-?up|lead-?in|restat\w* (the|my) question)\b"):
-        if neg:
-            out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
-                              task_override=False, ask="start with the answer itself"))
-            break
-    if re.search(r"\b(get|go|jump|cut|skip) (straight|directly|right)? ?to the (point|answer)|"
-                 r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
-        out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
-                          task_override=False, ask="start with the answer itself"))
-    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b(?!-)"
-                             r"(?!\s+(?:of\b|rent|water|weather|clothes|clothing|coats?|jackets?|climates?|places?|rooms?|food|meals?|drinks?|days?|months?|countr\w*|destinations?|beach\w*|layers?|-?up|colou?rs?|light))"):
-        if not neg and not re.search(r"\b(plain|brief|short|matter-of-fact|professional|concise|direct|no fluff|neutral|"
-                                     r"but not|without)\b", low):
-            out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
-                               ask="add a friendly word or two"))
-        break
-    for _pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
-        out.append(Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern, *lx.EMOJI_WORD_RX)),
-                          ask="no emoji, please") if neg else
-                   Require("an emoji", Matcher((), (tx.EMOJI_RE.pattern,))))
-        break
-    for _pos, neg in _cue(body, r"\b(exclamation (marks?|points?)|exclamations)\b"):
-        if neg:
-            out.append(Forbid("exclamation marks", Matcher((), (r"(?<![=!<>])!(?!=)",)), task_override=False,
-                              ask="tone down the exclamation marks"))
-        break
-    if re.search(r"\b24[- ]?(hour|hr|h)\b|\bmilitary time\b", low):
-        out.append(Forbid("12-hour times", Matcher((), (r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)",)),
-                          task_override=False, ask="write times on the 24-hour clock"))
-    for _pos, neg in _cue(body, r"\b(hype|hyp(ing|ed)|superlatives?|marketing[- ]speak|salesy|sales pitch|"
-                               r"overselling|oversell|gushing|breathless|evangeli\w*)\b"):
-        if neg or re.search(r"\b(neutral|objective|balanced|measured|sober)\b", low):
-            out.append(Forbid("hype", matcher(lx.HYPE), task_override=False, ask="tone it down and stay neutral"))
-        break
-    for _pos, neg in _cue(body, r"\b(hedg\w*|waffl\w*|wishy-?washy|non-?committal|it depends)\b"):
-        if neg:
-            out.append(Forbid("hedging", matcher(lx.HEDGES), task_override=False,
-                              ask="commit to an answer instead of hedging"))
-        break
-    if re.search(r"\bcommit to (a|one|an) (single )?(answer|recommendation|choice|option)\b|"
-                 r"\bjust (pick|choose|recommend) one\b|\bone (clear )?recommendation\b", low):
-        out.append(Forbid("hedging", matcher(lx.HEDGES + ("alternatively", "option b", "option 2")),
-                          task_override=False, ask="just give me your pick"))
 
 
 def _rule_suggestions(body: str, out: list[Check]) -> None:
@@ -1371,7 +1310,8 @@ def _rule_items(body: str, out: list[Check]) -> None:
                            ask="list the files you changed", code_only=True))
 
 
-_RULES = (_rule_length, _rule_items, _rule_brevity, _rule_tone, _rule_suggestions, _rule_format, _rule_required_parts,
+#: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
+_RULES = (_rule_length, _rule_items, _rule_brevity, "tone", _rule_suggestions, _rule_format, _rule_required_parts,
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 
@@ -1462,7 +1402,10 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     kind_checks += _rule_forbid_verbs(body)
     out: list[Check] = []
     for rule in _RULES:
-        rule(body, out)
+        if isinstance(rule, str):
+            run_stage(rule, body, out)
+        else:
+            rule(body, out)
     out = [c for c in out if not _superseded(c, drop, text)]
     kind_checks = [k for k in kind_checks if not _redundant(k, out)]
     out = kind_checks + out
