@@ -132,16 +132,40 @@ class MatchSpec(BaseModel):
 
 
 class Emit(BaseModel):
-    """A check a cue rule compiles to: the check class by name and its arguments (matchers as :class:`MatchSpec`)."""
+    """A check a cue rule compiles to: the check class by name and its arguments (matchers as :class:`MatchSpec`).
+
+    ``flags`` are true when their pattern matches the rule; ``if_negated``/``if_affirmed`` add arguments
+    by the cue's polarity; ``read`` takes arguments from named parameter readers
+    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: str = Field(min_length=1)
     args: dict[str, str | int | float | bool | MatchSpec] = Field(default_factory=dict)
     flags: dict[str, str] = Field(default_factory=dict)
+    if_negated: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    if_affirmed: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    read: dict[str, str] = Field(default_factory=dict)
 
-    def build(self, low: str):
+    @model_validator(mode="after")
+    def _known(self) -> Emit:
+        from toolkit.compliance._param_readers import READERS
+
+        check_class(self.check)
+        for name in self.read.values():
+            if name not in READERS:
+                raise ValueError(f"no parameter reader {name!r}")
+        return self
+
+    def build(self, body: str, neg: bool | None = None):
+        from toolkit.compliance._param_readers import READERS
+
+        low = body.lower()
         args = {k: v.build() if isinstance(v, MatchSpec) else v for k, v in self.args.items()}
         args.update({k: bool(re.search(expand(rx), low)) for k, rx in self.flags.items()})
+        if neg is not None:
+            args.update(self.if_negated if neg else self.if_affirmed)
+        args.update({k: READERS[name](body) for k, name in self.read.items()})
         return check_class(self.check)(**args)
 
 
@@ -155,29 +179,52 @@ def check_class(name: str) -> type:
     return cls
 
 
+class Skip(BaseModel):
+    """A place of the cue to pass over: ``rx`` searched in the ``before`` characters before it, or matched
+    at the place itself (``at``); searched in the rule as written (``(?i)`` for case-blind)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    rx: str
+    before: int = Field(0, ge=0)
+    at: bool = False
+
+    def hit(self, body: str, pos: int) -> bool:
+        if self.at:
+            return bool(re.match(self.rx, body[pos:]))
+        return bool(re.search(self.rx, body[max(0, pos - self.before): pos]))
+
+
 class CueRule(BaseModel):
     """One way a kind is read inside one stage of the text compiler, in a fixed order among the stage's rules.
 
-    With a ``cue``, each place the cue occurs is looked at (only the first with ``occurrence: first``)
-    with its negation scope from the shared negation stage; the rule fires at the first place where
-    ``when`` holds (``negated``/``affirmed``/``any``) or any ``or_if`` pattern matches the rule, and
-    all ``if`` patterns match and no ``unless`` pattern does. ``else_emit`` fires when the first
-    place does not qualify. Without a cue the rule fires when its patterns say so. A rule does not
-    fire when a check with a label in ``unless_emitted`` is already compiled. Patterns are searched
-    in the lower-cased rule; ``{NAME}`` stands for a cue of the kind file's ``cues``.
+    With a ``cue``, each place the cue occurs is looked at (only the first with ``occurrence: first``;
+    places matching a ``skip`` are passed over). Places come from the shared clause-negation stage
+    (``places: clause``: negated before or after the cue in its clause, "don't mind X" not a place)
+    or from every match (``places: plain``); ``negation_window`` reads the polarity instead from
+    negation cues at most that many words before. The rule fires at the first place where ``when``
+    holds (``negated``/``affirmed``/``any``) or any ``or_if`` pattern matches the rule, and all
+    ``if`` patterns match and no ``unless`` pattern does; ``else_emit`` fires instead when a place
+    does not qualify. Without a cue the rule fires when its patterns say so. A rule does not fire
+    when a check with a label or class in ``unless_emitted`` is already compiled; ``final`` ends
+    the stage once the rule has looked at a place. Patterns are searched in the lower-cased rule;
+    ``{NAME}`` stands for a cue of the kind file's ``cues``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     stage: str = Field(pattern=r"^[a-z_]+$")
     order: int
     cue: str | None = None
+    places: str = Field("clause", pattern="^(clause|plain)$")
+    negation_window: int | None = None
+    skip: list[Skip] = Field(default_factory=list)
     occurrence: str = Field("any", pattern="^(first|any)$")
     when: str = Field("any", pattern="^(negated|affirmed|any)$")
     or_if: list[str] = Field(default_factory=list)
     if_: list[str] = Field(default_factory=list, alias="if")
     unless: list[str] = Field(default_factory=list)
     unless_emitted: list[str] = Field(default_factory=list)
-    emit: Emit
+    final: bool = False
+    emit: Emit | None = None
     else_emit: Emit | None = None
 
 
@@ -208,9 +255,8 @@ class Kind(BaseModel):
             for e in (r.emit, r.else_emit):
                 if e is not None and e.check not in self.checks:
                     raise ValueError(f"kind {self.kind}: a rule emits {e.check}, not one of its checks {self.checks}")
-                if e is not None:
-                    check_class(e.check)
-            for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless, *(e.flags.values() if e else ())):
+            for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless, *(x.rx for x in r.skip),
+                       *(v for e in (r.emit, r.else_emit) if e for v in e.flags.values())):
                 re.compile(self.fill(rx))
         return self
 
@@ -269,29 +315,43 @@ def stage_rules(stage: str) -> tuple[tuple[Kind, CueRule], ...]:
     return tuple(sorted(rules, key=lambda kr: kr[1].order))
 
 
-def run_stage(stage: str, body: str, out: list) -> None:
-    """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions)."""
+def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
+    from toolkit import text as tx
     from toolkit.compliance._interpreter import cue_places
 
+    rx = kind.fill(r.cue or "")
+    if r.places == "clause":
+        places = cue_places(body, rx)
+    else:
+        places = [(m.start(), False) for m in re.finditer(rx, body, flags=re.I)]
+    places = [p for p in places if not any(s.hit(body, p[0]) for s in r.skip)]
+    if r.negation_window is not None:
+        places = [(pos, tx.negated_at(body, pos, window=r.negation_window)) for pos, _ in places]
+    return places[:1] if r.occurrence == "first" else places
+
+
+def run_stage(stage: str, body: str, out: list) -> None:
+    """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions)."""
     low = body.lower()
     for kind, r in stage_rules(stage):
-        if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted for c in out):
+        if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted or type(c).__name__ in r.unless_emitted
+                                    for c in out):
             continue
         gate = all(re.search(kind.fill(rx), low) for rx in r.if_) and \
             not any(re.search(kind.fill(rx), low) for rx in r.unless)
         if r.cue is None:
-            if gate:
-                out.append(r.emit.build(low))
+            if gate and r.emit is not None:
+                out.append(r.emit.build(body))
             continue
-        places = cue_places(body, kind.fill(r.cue))
-        if r.occurrence == "first":
-            places = places[:1]
+        places = _places(kind, r, body)
         extra = any(re.search(kind.fill(rx), low) for rx in r.or_if)
         for _pos, neg in places:
             ok = {"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra
-            if ok and gate:
-                out.append(r.emit.build(low))
+            if ok and gate and r.emit is not None:
+                out.append(r.emit.build(body, neg))
                 break
             if r.else_emit is not None:
-                out.append(r.else_emit.build(low))
+                out.append(r.else_emit.build(body, neg))
                 break
+        if r.final and places:
+            return

@@ -27,17 +27,13 @@ from toolkit.compliance._checks import (
     CommitFormat,
     Forbid,
     Headings,
-    JsonFields,
-    ListFormat,
     Matcher,
     MaxCount,
     MaxItems,
     MinCount,
-    NoMarkdown,
     PriceCap,
     Require,
     RequireTerms,
-    Table,
     Unknown,
     matcher,
 )
@@ -391,59 +387,6 @@ def _rule_suggestions(body: str, out: list[Check]) -> None:
         out.append(Require("a check-in before continuing",
                            matcher(lx.CONFIRM_SEEKING, (r"\?\s*$",)), where="end",
                            ask="go one step at a time and check with me before moving on"))
-
-
-def _rule_format(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    for pos, neg in _cue(body, r"\b(bullet(ed)?( points?| lists?)?|bullets|bulleted|dash(ed)? lists?|"
-                               r"list format|lists)\b"):
-        if re.search(r"numbered", low[max(0, pos - 15): pos]):
-            continue
-        out.append(ListFormat(numbered=False, required=not neg,
-                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
-        break
-    for _pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
-                               r"step numbers|numbers for each step)\b"):
-        out.append(ListFormat(numbered=True, required=not neg,
-                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
-        break
-    for _pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
-                               r"markdown headers?|section headers?)\b"):
-        if re.search(r"\b(?:go(?:es)?|put|move|belongs?)\s+(?:it\s+|them\s+)?under\b", low):
-            break  # "anything over 30 goes under a separate heading" places some items
-        out.append(Headings(required=not neg))
-        break
-    for _pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
-        if neg:
-            out.append(NoMarkdown())
-        break
-    if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out) and not re.search(
-            r"\b(math|maths|equations?|formulas?|formulae|latex|tokens?|passwords?|keys?|secrets?|credentials?)\b", low):
-        out.append(NoMarkdown())
-    for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
-                               r"tables?)\b"):
-        if re.search(r"\b(database|sql|db)\b", low) or re.search(r"\bon the table\b", low) and not re.search(
-                r"\b(in a table|as a table|markdown|tabular|tables)\b", low):
-            break
-        out.append(Table(required=not neg))
-        break
-    for _pos, neg in _cue(body, r"\b(raw )?(urls?|hyperlinks?|web ?links?|links)\b"):
-        if neg:
-            out.append(Forbid("raw links", Matcher((), lx.URL_RX), task_override=False,
-                              ask="describe where to find it instead of pasting links"))
-        break
-    if re.search(r"\b(as|in) (a |unified )?(diffs?|patch(es)?)\b|\bdiff format\b", low):
-        out.append(Require("a diff", Matcher((), (r"^\s*[+-](?![+-])\s?\S", r"^@@", r"```diff")),
-                           about=Matcher((), (r"```",)), ask="show me the change as a diff"))
-    m = re.search(r"(?<![.\w-])json\b(?!\s*(?:files?|config|schemas?|lockfiles?|lock)\b)", low)
-    if m and not _neg_before(body, m.start()) and re.search(r"\b(return|output|respond|reply|answer|format|give|"
-                                                            r"send|as|in|valid|only|with|emit|print)\w*\b", low):
-        fields = re.findall(r"`([A-Za-z_][\w\-]*)`", body) or re.findall(r"\"([A-Za-z_][\w\-]*)\"", body)
-        if not fields:
-            fm = re.search(r"\b(?:fields?|keys?|properties)\s*(?:called|named|:)?\s+([\w, ]+?)(?:[.;]|$)", body, re.I)
-            if fm:
-                fields = [w for w in re.split(r",\s*|\s+and\s+|\s+", fm.group(1)) if w and w not in _STOP]
-        out.append(JsonFields(tuple(fields)))
 
 
 def _rule_required_parts(body: str, out: list[Check]) -> None:
@@ -1311,7 +1254,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
-_RULES = (_rule_length, _rule_items, _rule_brevity, "tone", _rule_suggestions, _rule_format, _rule_required_parts,
+_RULES = (_rule_length, _rule_items, _rule_brevity, "tone", _rule_suggestions, "format", _rule_required_parts,
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 
