@@ -179,18 +179,22 @@ def check_class(name: str) -> type:
     return cls
 
 
-class Skip(BaseModel):
-    """A place of the cue to pass over: ``rx`` searched in the ``before`` characters before it, or matched
-    at the place itself (``at``); searched in the rule as written (``(?i)`` for case-blind)."""
+class Near(BaseModel):
+    """A pattern near a place of the cue: searched in the ``before`` characters before it or the ``after``
+    characters from it, or matched at the place itself (``at``); in the rule as written (``(?i)`` for
+    case-blind)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     rx: str
     before: int = Field(0, ge=0)
+    after: int = Field(0, ge=0)
     at: bool = False
 
     def hit(self, body: str, pos: int) -> bool:
         if self.at:
             return bool(re.match(self.rx, body[pos:]))
+        if self.after:
+            return bool(re.search(self.rx, body[pos: pos + self.after]))
         return bool(re.search(self.rx, body[max(0, pos - self.before): pos]))
 
 
@@ -207,7 +211,9 @@ class CueRule(BaseModel):
     does not qualify. Without a cue the rule fires when its patterns say so. A rule does not fire
     when a check with a label or class in ``unless_emitted`` is already compiled; ``final`` ends
     the stage once the rule has looked at a place. Patterns are searched in the lower-cased rule;
-    ``{NAME}`` stands for a cue of the kind file's ``cues``.
+    ``{NAME}`` stands for a cue of the kind file's ``cues``. ``or_near`` patterns qualify a place like
+    ``or_if`` but only near it. ``final: seen`` ends the stage once the rule has looked at a place,
+    ``final: fired`` once it has fired.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -216,14 +222,15 @@ class CueRule(BaseModel):
     cue: str | None = None
     places: str = Field("clause", pattern="^(clause|plain)$")
     negation_window: int | None = None
-    skip: list[Skip] = Field(default_factory=list)
+    skip: list[Near] = Field(default_factory=list)
     occurrence: str = Field("any", pattern="^(first|any)$")
     when: str = Field("any", pattern="^(negated|affirmed|any)$")
     or_if: list[str] = Field(default_factory=list)
+    or_near: list[Near] = Field(default_factory=list)
     if_: list[str] = Field(default_factory=list, alias="if")
     unless: list[str] = Field(default_factory=list)
     unless_emitted: list[str] = Field(default_factory=list)
-    final: bool = False
+    final: str = Field("", pattern="^(|seen|fired)$")
     emit: Emit | None = None
     else_emit: Emit | None = None
 
@@ -255,9 +262,11 @@ class Kind(BaseModel):
             for e in (r.emit, r.else_emit):
                 if e is not None and e.check not in self.checks:
                     raise ValueError(f"kind {self.kind}: a rule emits {e.check}, not one of its checks {self.checks}")
-            for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless, *(x.rx for x in r.skip),
+            for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless,
                        *(v for e in (r.emit, r.else_emit) if e for v in e.flags.values())):
                 re.compile(self.fill(rx))
+            for n in (*r.skip, *r.or_near):
+                re.compile(n.rx)
         return self
 
     def fill(self, rx: str) -> str:
@@ -342,16 +351,21 @@ def run_stage(stage: str, body: str, out: list) -> None:
         if r.cue is None:
             if gate and r.emit is not None:
                 out.append(r.emit.build(body))
+                if r.final:
+                    return
             continue
         places = _places(kind, r, body)
         extra = any(re.search(kind.fill(rx), low) for rx in r.or_if)
-        for _pos, neg in places:
-            ok = {"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra
+        fired = False
+        for pos, neg in places:
+            ok = {"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra or \
+                any(n.hit(body, pos) for n in r.or_near)
             if ok and gate and r.emit is not None:
                 out.append(r.emit.build(body, neg))
+                fired = True
                 break
-            if r.else_emit is not None:
+            if r.else_emit is not None and gate:
                 out.append(r.else_emit.build(body, neg))
                 break
-        if r.final and places:
+        if r.final == "seen" and places or r.final == "fired" and fired:
             return

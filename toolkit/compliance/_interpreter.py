@@ -321,74 +321,6 @@ def _rule_length(body: str, out: list[Check]) -> None:
         out.append(MaxCount(_unit(m.group(2)), 1))
 
 
-def _rule_brevity(body: str, out: list[Check]) -> None:
-    if any(isinstance(c, MaxCount) for c in out):
-        return
-    if re.search(r"\b(function|commit|variable|name|title|meeting|trip|flight|walk|layover|stay|drive)s?\b",
-                 body, re.I) and not re.search(r"\b(repl|answer|respon|explanation|message|summar|update|"
-                                               r"write-?up)", body, re.I):
-        return
-    for pos, neg in _cue(body, r"\b(concise|brief|succinct|terse|short|tight|compact|"
-                               r"crisp|shorter)\b"):
-        if re.search(r"\b(in|for|on|to)\s+$", body[max(0, pos - 6): pos]) or re.match(
-                r"\w+\s+(summary|summaries|note|notes|list|description|comment|intro|overview|line|sentence|"
-                r"tl;?dr|recap|paragraph|title|header|explanation of why|reason|justification)\b", body[pos:], re.I) or \
-                re.match(r"short\s+(questions?|tasks?|fix|change|requests?)\b", body[pos:], re.I):
-            continue
-        neg = tx.negated_at(body, pos, window=3)
-        if neg:
-            out.append(MinCount("words", 40))
-        else:
-            out.append(MaxCount("words", 150, soft=True))
-        return
-    for _pos, neg in _cue(body, r"\b(verbose|verbosity|long[- ]winded|rambl\w*|walls? of text|essays?|"
-                               r"padding|waffle|lengthy|long (answers|replies|responses|explanations))\b"):
-        if neg:
-            out.append(MaxCount("words", 150, soft=True))
-        return
-    for _pos, neg in _cue(body, r"\b(detailed|thorough|in-depth|in depth|comprehensive|elaborate)\b"):
-        if not neg:
-            out.append(MinCount("words", 80))
-        return
-
-
-def _rule_suggestions(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    end = re.search(r"\b(end|finish|close|wrap up|conclude)\w*\b[^.]{0,40}\b(suggestion|next step|follow-?up|"
-                    r"recommendation|idea)", low)
-    if end and not _neg_before(body, end.start()):
-        out.append(Require("a suggested next step", matcher(lx.SUGGESTIONS, (*lx.SUGGESTION_RX, r"\?")), where="end",
-                           ask="close with a concrete next step I could take"))
-        return
-    for pos, neg in _cue(body, r"\b(unsolicited|unrequested|unasked[- ]for|extra|additional|further|"
-                               r"follow-?up|proactive|unprompted)?\s*(suggestions?|next steps?|advice|"
-                               r"recommendations?|ideas|tips)\b"):
-        seg = low[pos: pos + 60]
-        if neg or re.search(r"unsolicited|unrequested|unasked|unprompted", seg):
-            if re.search(r"unsolicited|unrequested|unasked|unprompted|next step|extra|additional|further|"
-                         r"only (to|what|answer|respond)|beyond", low):
-                out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS,
-                                  (r"^\s*(tip|bonus|suggestion)s?:",)), task_override=False,
-                                  ask="just answer what I asked, no extra suggestions"))
-                return
-    if re.search(r"\b(only|just) (respond|answer|reply|do) (to )?(what|my|the)\b", low):
-        out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS), task_override=False,
-                          ask="stick to what I asked"))
-    for _pos, neg in _cue(body, r"\b(keep|keeps|keeping)? ?(asking|ask) (for )?(confirmation|permission|"
-                               r"whether to continue|if (i|you) should continue)|\bfragments?\b|"
-                               r"\bholistic\b|\bcomplete (answer|solution)\b|\bfull solution\b"):
-        if neg or re.search(r"holistic|complete|full solution|don't (break|split)|fragments", low):
-            if not re.search(r"\b(increment|one step at a time|single (small )?step)", low):
-                out.append(Forbid("piecemeal check-ins", matcher(lx.CONFIRM_SEEKING), where="end",
-                                  task_override=False, ask="give me the whole thing in one go"))
-                return
-    if re.search(r"\b(increments?|one step at a time|single (small )?step|step by step and (ask|check))", low) and \
-            re.search(r"\b(ask|check|confirm)\w*\b", low):
-        out.append(Require("a check-in before continuing",
-                           matcher(lx.CONFIRM_SEEKING, (r"\?\s*$",)), where="end",
-                           ask="go one step at a time and check with me before moving on"))
-
-
 def _rule_required_parts(body: str, out: list[Check]) -> None:
     low = body.lower()
 
@@ -1254,7 +1186,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
-_RULES = (_rule_length, _rule_items, _rule_brevity, "tone", _rule_suggestions, "format", _rule_required_parts,
+_RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", _rule_required_parts,
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 
