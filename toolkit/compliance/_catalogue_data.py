@@ -136,7 +136,7 @@ class Emit(BaseModel):
 
     ``flags`` are true when their pattern matches the rule; ``if_negated``/``if_affirmed`` add arguments
     by the cue's polarity; ``read`` takes arguments from named parameter readers
-    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text.
+    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text and the cue's place.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -157,7 +157,7 @@ class Emit(BaseModel):
                 raise ValueError(f"no parameter reader {name!r}")
         return self
 
-    def build(self, body: str, neg: bool | None = None):
+    def build(self, body: str, neg: bool | None = None, pos: int | None = None):
         from toolkit.compliance._param_readers import READERS
 
         low = body.lower()
@@ -165,7 +165,7 @@ class Emit(BaseModel):
         args.update({k: bool(re.search(expand(rx), low)) for k, rx in self.flags.items()})
         if neg is not None:
             args.update(self.if_negated if neg else self.if_affirmed)
-        args.update({k: READERS[name](body) for k, name in self.read.items()})
+        args.update({k: READERS[name](body, pos) for k, name in self.read.items()})
         return check_class(self.check)(**args)
 
 
@@ -180,22 +180,26 @@ def check_class(name: str) -> type:
 
 
 class Near(BaseModel):
-    """A pattern near a place of the cue: searched in the ``before`` characters before it or the ``after``
-    characters from it, or matched at the place itself (``at``); in the rule as written (``(?i)`` for
-    case-blind)."""
+    """A pattern near a place of the cue: searched in the window from ``before`` characters before it to
+    ``after`` characters from it, or matched at the place itself (``at``); in the rule as written
+    (``(?i)`` for case-blind). ``also`` patterns must hit as well."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     rx: str
     before: int = Field(0, ge=0)
     after: int = Field(0, ge=0)
     at: bool = False
+    also: list[Near] = Field(default_factory=list)
 
     def hit(self, body: str, pos: int) -> bool:
         if self.at:
-            return bool(re.match(self.rx, body[pos:]))
-        if self.after:
-            return bool(re.search(self.rx, body[pos: pos + self.after]))
-        return bool(re.search(self.rx, body[max(0, pos - self.before): pos]))
+            ok = bool(re.match(self.rx, body[pos:]))
+        else:
+            ok = bool(re.search(self.rx, body[max(0, pos - self.before): pos + self.after]))
+        return ok and all(n.hit(body, pos) for n in self.also)
+
+    def patterns(self) -> list[str]:
+        return [self.rx, *(x for n in self.also for x in n.patterns())]
 
 
 class CueRule(BaseModel):
@@ -213,7 +217,8 @@ class CueRule(BaseModel):
     the stage once the rule has looked at a place. Patterns are searched in the lower-cased rule;
     ``{NAME}`` stands for a cue of the kind file's ``cues``. ``or_near`` patterns qualify a place like
     ``or_if`` but only near it. ``final: seen`` ends the stage once the rule has looked at a place,
-    ``final: fired`` once it has fired.
+    ``final: fired`` once it has fired. ``near`` patterns must all hit near the place; the rule does not
+    fire when a reader named in ``unless_read`` finds something in the rule.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -227,6 +232,8 @@ class CueRule(BaseModel):
     when: str = Field("any", pattern="^(negated|affirmed|any)$")
     or_if: list[str] = Field(default_factory=list)
     or_near: list[Near] = Field(default_factory=list)
+    near: list[Near] = Field(default_factory=list)
+    unless_read: list[str] = Field(default_factory=list)
     if_: list[str] = Field(default_factory=list, alias="if")
     unless: list[str] = Field(default_factory=list)
     unless_emitted: list[str] = Field(default_factory=list)
@@ -265,8 +272,14 @@ class Kind(BaseModel):
             for rx in (r.cue or "", *r.or_if, *r.if_, *r.unless,
                        *(v for e in (r.emit, r.else_emit) if e for v in e.flags.values())):
                 re.compile(self.fill(rx))
-            for n in (*r.skip, *r.or_near):
-                re.compile(n.rx)
+            for n in (*r.skip, *r.or_near, *r.near):
+                for rx in n.patterns():
+                    re.compile(rx)
+            from toolkit.compliance._param_readers import READERS
+
+            for name in r.unless_read:
+                if name not in READERS:
+                    raise ValueError(f"kind {self.kind}: no parameter reader {name!r}")
         return self
 
     def fill(self, rx: str) -> str:
@@ -341,13 +354,16 @@ def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
 
 def run_stage(stage: str, body: str, out: list) -> None:
     """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions)."""
+    from toolkit.compliance._param_readers import READERS
+
     low = body.lower()
     for kind, r in stage_rules(stage):
         if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted or type(c).__name__ in r.unless_emitted
                                     for c in out):
             continue
         gate = all(re.search(kind.fill(rx), low) for rx in r.if_) and \
-            not any(re.search(kind.fill(rx), low) for rx in r.unless)
+            not any(re.search(kind.fill(rx), low) for rx in r.unless) and \
+            not any(READERS[name](body, None) for name in r.unless_read)
         if r.cue is None:
             if gate and r.emit is not None:
                 out.append(r.emit.build(body))
@@ -358,14 +374,14 @@ def run_stage(stage: str, body: str, out: list) -> None:
         extra = any(re.search(kind.fill(rx), low) for rx in r.or_if)
         fired = False
         for pos, neg in places:
-            ok = {"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra or \
-                any(n.hit(body, pos) for n in r.or_near)
+            ok = ({"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra or
+                  any(n.hit(body, pos) for n in r.or_near)) and all(n.hit(body, pos) for n in r.near)
             if ok and gate and r.emit is not None:
-                out.append(r.emit.build(body, neg))
+                out.append(r.emit.build(body, neg, pos))
                 fired = True
                 break
             if r.else_emit is not None and gate:
-                out.append(r.else_emit.build(body, neg))
+                out.append(r.else_emit.build(body, neg, pos))
                 break
         if r.final == "seen" and places or r.final == "fired" and fired:
             return

@@ -321,96 +321,6 @@ def _rule_length(body: str, out: list[Check]) -> None:
         out.append(MaxCount(_unit(m.group(2)), 1))
 
 
-def _rule_required_parts(body: str, out: list[Check]) -> None:
-    low = body.lower()
-
-    def where_for(pos: int) -> str:
-        seg = low[max(0, pos - 50): pos + 40]
-        if re.search(r"\b(end|bottom|close|closing|finish|final|last|conclude|wrap)", seg):
-            return "end"
-        if re.search(r"\b(start|top|begin|open|first|upfront|up front|lead)", seg):
-            return "start"
-        return "reply"
-
-    for pos, neg in _cue(body, r"\btl;?\s?dr\b|\btldr\b|\bone[- ]line summary\b"):
-        if not neg:
-            out.append(Require("a TL;DR line", matcher((), lx.TLDR_RX), where=where_for(pos)))
-        return
-    for pos, neg in _cue(body, r"\b(summary|summari[sz]e|key takeaways?|takeaways|recap|key points)\b"):
-        lead = low[max(0, pos - 40): pos]
-        if not neg and not re.search(r"\bcommit\b", low) and re.search(
-                r"\b(include|add|give|end|finish|close|start|open|begin|lead|wrap|put|with|always|need|want|"
-                r"provide|append|top)\w*\b[^.;]*$", lead) and not re.search(
-                r"\b(summar\w*)\s+(should|must|need|needs|go|have to|has to|are|is|stay|to|of what|as a)\b|"
-                r"\bkeep\b", low) and not re.search(r"\b(bullet|bullets|bullet points|bulleted)\b", low):
-            out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
-                               min_sentences=4, ask="wrap up with the key takeaways"))
-        break
-    for _pos, neg in _cue(body, r"\b(?<!the )(?<!product )(outline|overview|roadmap)\b"):
-        if not re.search(r"\b(start|begin|open|lead|give|include|first|up front|top)\w*\b", low):
-            break
-        if not neg:
-            out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
-                               where="start", min_sentences=4, ask="start by sketching what you'll cover"))
-        break
-    for pos, neg in _cue(body, r"\b(examples?|analog(y|ies)|metaphors?|illustrations?)\b"):
-        if re.search(r"\bexample\b", low[pos: pos + 12]) and re.search(r"\(e\.g|for example,", low[pos - 3: pos + 3]):
-            continue
-        if not neg and (re.search(r"\bexamples?\s+(?:\w+\s+)?(?:must|should|need to|have to)\s+(?:use|be|show|have)\b", low)
-                        or kinds.named_languages(body)):
-            break  # a rule about how examples look, or which languages they come in, not a wish for one
-        out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=2,
-                           ask="ground it with a concrete example") if not neg else
-                   Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
-        break
-    for _pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
-        if not neg:
-            out.append(Require("a confidence estimate", matcher((), lx.CONFIDENCE_RX),
-                               ask="put a rough confidence level on the result"))
-        break
-    for pos, neg in _cue(body, r"\b(trade-?offs?|pros and cons|multiple (viable )?(approaches|options|"
-                               r"alternatives|solutions)|alternatives|several options|options)\b"):
-        if neg:
-            out.append(Forbid("a menu of options", matcher(("alternatively", "option b", "option 2",
-                                                            "another option", "or you could")),
-                              task_override=False, ask="just pick the best one"))
-        elif re.search(r"trade|pros|multiple|alternatives|several", low[pos: pos + 30]):
-            out.append(Require("options with their trade-offs", matcher(lx.TRADEOFFS),
-                               ask="lay out the alternatives and what each costs you"))
-        break
-    for _pos, neg in _cue(body, r"\b(assumptions?|step[- ]by[- ]step (reasoning|derivation)|reasoning|"
-                               r"derivations?|justify|justification|show (your|the) work)\b"):
-        if not neg:
-            lexicon = lx.ASSUMPTIONS if "assum" in low else lx.REASONING + lx.ASSUMPTIONS
-            out.append(Require("stated assumptions and reasoning", matcher(lexicon), min_sentences=2,
-                               ask="spell out your assumptions and how you got there"))
-        break
-    for _pos, neg in _cue(body, r"\b(big picture|high-level|high level|intuition|principles?)\b"):
-        if not neg and re.search(r"\b(before|first|start|begin|lead)\b", low):
-            out.append(Require("the big picture first", matcher(lx.INTUITION), where="start", min_sentences=3,
-                               ask="give me the intuition before the details"))
-        break
-    for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
-        if re.search(r"\b(source (code|file|tree)|open source)\b", low):
-            break
-        if re.search(r"\b(?:change|edit|fix|update|modify|regenerate|read|open)\s+(?:the\s+|its\s+)?source\b", low) and \
-                not re.search(r"\b(sources|citations?|cite|references)\b", low):
-            break
-        if not re.search(r"\b(cite|citing|citations?|references|sources (?:for|of|to|with|behind)|back (?:it|them|this|"
-                         r"claims?|figures?|numbers?) up|link to (?:the )?(?:original )?source|name (?:the|your) sources?|"
-                         r"(?:with|include|add|give|list|provide|show) (?:the |your |a |proper )?sources?|source for|"
-                         r"where (?:it|this|the \w+) (?:comes|came) from)\b", low):
-            break  # "the source language", "reads a source()", "<source>" are not requests for citations
-        if not re.search(r"\b(sources?|citations?|cite|references?)\b", low) and not re.search(
-                r"\blinks? to (?:the |a |your |its )?(?:source|original|paper|study|article|docs?|documentation)|"
-                r"\b(?:include|add|give|provide|always)\b[^.]{0,15}\blinks?\b", low):
-            break  # "a link" as a call to action or "link included" in a length limit is not a source
-        if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list|name|state|mention|"
-                                 r"attribute|say where|tell me where)\w*\b", low):
-            out.append(Require("sources", matcher((), lx.SOURCES_RX), ask="back it up with sources"))
-        break
-
-
 def _rule_cleanup(body: str, out: list[Check]) -> None:
     low = body.lower()
     if re.search(r"\b(clean(ing)?[- ]?up|tidy|remov\w*|delet\w*|get rid of|don't leave|do not leave|never leave|"
@@ -1186,7 +1096,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
-_RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", _rule_required_parts,
+_RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", "parts",
           _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
 
 
