@@ -47,3 +47,11 @@ def test_kinds_recognised_from_data_compile_their_must_flag_examples() -> None:
         found = [bool({type(c).__name__ for c in recognise_data(ex.rule)[0]} & set(k.checks))
                  for ex in k.examples.must_flag]
         assert all(found) or (k.kind in PARTLY_IN_CODE and any(found)), (k.kind, found)
+
+
+@pytest.mark.parametrize(("text", "label"), [("I am vegetarian.", "meat items"),
+                                             ("I'm vegan, so keep that in mind for restaurants.", "animal-product items")])
+def test_a_diet_check_names_what_the_diet_bans(text: str, label: str) -> None:
+    """A vegetarian bans meat: the check is labelled by the banned things, not by the diet's name."""
+    labels = [getattr(c, "label", None) for c in compile_text(text)[0]]
+    assert labels == [label]

@@ -775,6 +775,8 @@ _DIET_MAP = {"meat-free": "vegetarian", "coeliac": "gluten", "celiac": "gluten",
              "pescatarian": "meat", "gluten-free": "gluten", "lactose intolerant": "lactose",
              "lactose-intolerant": "lactose", "dairy-free": "dairy", "sober": "alcohol", "teetotal": "alcohol",
              "halal": "pork", "kosher": "pork"}
+#: what a diet whose word names what it keeps (not what it bans) rules out, for the check's label
+_DIET_BANS = {"vegetarian": "meat", "vegan": "animal-product", "plant-based": "animal-product"}
 
 
 _STAYS = ["hotel", "stay", "restaurant", "apartment", "room", "inn", "hostel", "b&b", "airbnb", "cafe", "lodge",
@@ -901,7 +903,7 @@ def _rule_domain(body: str, out: list[Check]) -> None:
         key = _DIET_MAP.get((m.group("d") or m.group("d2")).replace("  ", " "))
         if key:
             p, r = _domain_terms(key)
-            out.append(Forbid(f"{key} items", matcher(p, tuple(r)), where="reply",
+            out.append(Forbid(f"{_DIET_BANS.get(key, key)} items", matcher(p, tuple(r)), where="reply",
                               ask=f"stick to {m.group('d') or 'gluten-free'} options"))
     if re.search(r"\b(don't|do not|never|doesn't|won't) drink\b|\bsober\b|\bteetotal|\bno alcohol\b|"
                  r"\bavoid alcohol\b|\balcohol-free\b", low):
