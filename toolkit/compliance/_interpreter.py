@@ -358,56 +358,6 @@ def lx_temp_globs() -> tuple[str, ...]:
     return TEMP_GLOBS
 
 
-def _rule_code(body: str, out: list[Check]) -> None:
-    low = body.lower()
-
-    def add_forbid(label: str, rx: tuple[str, ...], ask: str) -> None:
-        out.append(Forbid(label, Matcher((), rx), where="code", task_override=False, ask=ask))
-
-    for _pos, neg in _cue(body, r"\b(print statements?|print calls?|debug(ging)? prints?|prints?\(\)|print\(\)|"
-                               r"console\.log|print debugging|stray prints?|debug output|debug logging)\b"):
-        if neg or re.search(r"\b(remove|strip|clean|delete|get rid|leave)\b", low):
-            add_forbid("debug prints", lx.PRINTS_RX, "take the debug prints out")
-        break
-    for _pos, neg in _cue(body, r"\b(todos?|fixmes?|todo comments?)\b"):
-        if neg or re.search(r"\b(remove|strip|resolve|leave)\b", low):
-            add_forbid("TODO markers", lx.TODO_RX, "resolve or drop the TODOs")
-        break
-    for _pos, neg in _cue(body, r"\b(commented[- ]out code|dead code|commented[- ]out (lines|blocks))\b"):
-        if neg or re.search(r"\b(remove|strip|delete|leave)\b", low):
-            add_forbid("commented-out code", lx.COMMENTED_CODE_RX, "delete the commented-out code")
-        break
-    for _pos, neg in _cue(body, r"\b(breakpoints?|pdb|debugger statements?)\b"):
-        if neg or re.search(r"\b(remove|strip|leave)\b", low):
-            add_forbid("breakpoints", lx.BREAKPOINT_RX, "remove the breakpoint calls")
-        break
-    for _pos, neg in _cue(body, r"\b(wildcard|star) imports?\b|import \*"):
-        if neg:
-            add_forbid("wildcard imports", lx.WILDCARD_RX, "import names explicitly")
-        break
-    for _pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b|\b(as|to) `?any`?\b(?! (other|of|more|longer))|"
-                               r"`any`"):
-        if neg:
-            add_forbid("the any type", lx.TS_ANY_RX, "give it a real type instead of any")
-        break
-    for _pos, neg in _cue(body, r"\b(type hints?|type annotations?|type[- ]annotat\w*|typed signatures?|"
-                               r"annotat\w* (\w+ ){0,3}(functions?|signatures?|parameters|arguments|return)|"
-                               r"static(ally)? typ\w*|type signatures?)"):
-        if not neg:
-            out.append(CodeStyle("type_hints"))
-        break
-    for _pos, neg in _cue(body, r"\bdocstrings?\b"):
-        if not neg:
-            out.append(CodeStyle("docstrings"))
-        break
-    for _pos, neg in _cue(body, r"\b(inline )?comments\b"):
-        if neg and not re.search(r"commented|todo|review comments|pr comments", low):
-            out.append(CodeStyle("no_comments"))
-        break
-    if re.search(r"\bf-?strings?\b", low) and re.search(r"\b(use|prefer|instead|always|only)\b", low):
-        add_forbid("old-style string formatting", lx.OLD_FORMAT_RX, "use f-strings")
-
-
 _DEP_STEMS = frozenset(tx.stem(w) for w in ("dependency", "dependencies", "package", "packages", "library",
                                             "libraries", "requirement", "requirements"))
 
@@ -1099,7 +1049,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
 _RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", "parts",
-          _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
+          _rule_cleanup, "code", _rule_actions, _rule_substitution)
 
 
 _EXAMPLE_LABELS = ("pleasantries", "preamble", "hedging", "unrequested suggestions", "apologies", "hype")
