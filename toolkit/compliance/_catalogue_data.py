@@ -218,7 +218,9 @@ class CueRule(BaseModel):
     ``{NAME}`` stands for a cue of the kind file's ``cues``. ``or_near`` patterns qualify a place like
     ``or_if`` but only near it. ``final: seen`` ends the stage once the rule has looked at a place,
     ``final: fired`` once it has fired. ``near`` patterns must all hit near the place; the rule does not
-    fire when a reader named in ``unless_read`` finds something in the rule.
+    fire when a reader named in ``unless_read`` finds something in the rule. A ``build`` rule hands
+    every match of its cue (``places: plain``) to a named check builder
+    (:data:`toolkit.compliance._param_readers.BUILDERS`), which reads the match's groups.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -238,8 +240,17 @@ class CueRule(BaseModel):
     unless: list[str] = Field(default_factory=list)
     unless_emitted: list[str] = Field(default_factory=list)
     final: str = Field("", pattern="^(|seen|fired)$")
+    build: str | None = None
     emit: Emit | None = None
     else_emit: Emit | None = None
+
+    @model_validator(mode="after")
+    def _emits(self) -> CueRule:
+        if (self.emit is None) == (self.build is None):
+            raise ValueError("a cue rule has either emit or build")
+        if self.build is not None and (self.cue is None or self.places != "plain"):
+            raise ValueError("a build rule needs a cue read with places: plain")
+        return self
 
 
 class Kind(BaseModel):
@@ -280,6 +291,12 @@ class Kind(BaseModel):
             for name in r.unless_read:
                 if name not in READERS:
                     raise ValueError(f"kind {self.kind}: no parameter reader {name!r}")
+            if r.build is not None:
+                import toolkit.compliance._interpreter  # noqa: F401  (registers the builders)
+                from toolkit.compliance._param_readers import BUILDERS
+
+                if r.build not in BUILDERS:
+                    raise ValueError(f"kind {self.kind}: no check builder {r.build!r}")
         return self
 
     def fill(self, rx: str) -> str:
@@ -364,6 +381,13 @@ def run_stage(stage: str, body: str, out: list) -> None:
         gate = all(re.search(kind.fill(rx), low) for rx in r.if_) and \
             not any(re.search(kind.fill(rx), low) for rx in r.unless) and \
             not any(READERS[name](body, None) for name in r.unless_read)
+        if r.build is not None:
+            from toolkit.compliance._param_readers import BUILDERS
+
+            if gate:
+                for m in re.finditer(kind.fill(r.cue or ""), body, flags=re.I):
+                    BUILDERS[r.build](body, m, out)
+            continue
         if r.cue is None:
             if gate and r.emit is not None:
                 out.append(r.emit.build(body))

@@ -22,7 +22,6 @@ from toolkit.compliance._catalogue_data import run_stage
 from toolkit.compliance._checks import (
     ActionRule,
     Check,
-    Cleanup,
     CodeStyle,
     CommitFormat,
     Forbid,
@@ -38,6 +37,7 @@ from toolkit.compliance._checks import (
     matcher,
 )
 from toolkit.compliance._conditions import SYNONYMS, Conditional
+from toolkit.compliance._param_readers import builder
 from toolkit.compliance._types import Rule
 
 _GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
@@ -321,43 +321,6 @@ def _rule_length(body: str, out: list[Check]) -> None:
         out.append(MaxCount(_unit(m.group(2)), 1))
 
 
-def _rule_cleanup(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    if re.search(r"\b(clean(ing)?[- ]?up|tidy|remov\w*|delet\w*|get rid of|don't leave|do not leave|never leave|"
-                 r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purg\w*|wip\w*|nothing in the "
-                 r"(repo|repository|workspace|root)|poking around|no\s+(?:[\w-]+\s+)?(?:scratch|temp|tmp|debug|"
-                 r"throwaway|backup)|hand (?:it|the \w+) back)\b|\bno\s+\.(?:bak|orig|tmp)\b", low) and \
-            re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
-                      r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
-                      r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
-                      r"exploratory|notebooks?|dumps?|csv dumps?|experiments?|sandbox|playground|working cop(?:y|ies)|"
-                      r"old versions?|intermediate versions?|"
-                      r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
-                      low):
-        extra = []
-        for m in re.finditer(r"`([^`]+)`|([\w.-]*\*[\w.*-]*)", body):
-            g = m.group(1) or m.group(2)
-            if g:
-                extra.append(g.lower())
-        for m in re.finditer(r"(?<![\w/*])\.(txt|log|out|tmp|bak|orig|rej|swp|prof|dump|pkl|npy)\b|(?<![\w/])(tmp|temp|scratch)/",
-                             body, re.I):
-            extra.append(f"*.{m.group(1).lower()}" if m.group(1) else f"{m.group(2).lower()}/*")
-        for word, gl in (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
-                         ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
-                         ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
-                         ("log", ("*.log",)), ("profil", ("*.prof",))):
-            if re.search(r"\b" + word, low):
-                extra.extend(gl)
-        globs = lx_temp_globs() + tuple(e if any(ch in e for ch in "*?") else f"*{e}*" for e in extra)
-        out.append(Cleanup(globs=globs))
-
-
-def lx_temp_globs() -> tuple[str, ...]:
-    from toolkit.compliance._checks import TEMP_GLOBS
-
-    return TEMP_GLOBS
-
-
 _DEP_STEMS = frozenset(tx.stem(w) for w in ("dependency", "dependencies", "package", "packages", "library",
                                             "libraries", "requirement", "requirements"))
 
@@ -613,26 +576,16 @@ def _rule_actions(body: str, out: list[Check]) -> None:
             out.append(rule)
 
 
-_SUBST = (
-    r"\b(?:use|take|choose|pick|go with|book|write|run|stick to|stick with|go by|travel by|get there by|"
-    r"go on|travel on)\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:instead of|rather than|not|over|in place of)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
-    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
-    r"\bprefer\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:to|over|instead of|rather than)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
-    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
-    r"\b(?P<x>[\w.\-/@+#]+),\s+(?:not|never)\s+(?P<y>[\w.\-/@+# ]{1,30}?)(?=[.;,)]|$)",
-    r"\b(?:never|don't|do not|no|avoid|stop)\s+(?:use|using|add|adding|introduce|introducing|reach(?:ing)? for)\s+"
-    r"(?P<y>[\w.\-/@+#]+(?: [\w.\-/@+#]+)?)(?=[.;,)]|$|\s+(?:for|when|in|unless|anywhere|anymore|ever|because)\b)",
-)
 _CODEY = re.compile(r"\b(librar|package|tool|command|framework|module|function|import|cli|npm|pip|python|"
                     r"javascript|typescript|code|syntax|runner|manager|dependenc|api|sdk|shell|script|"
                     r"query|orm|class|method|test|lint|format)", re.I)
 
 
-def _rule_substitution(body: str, out: list[Check]) -> None:
-    for rx in _SUBST:
-        for m in re.finditer(rx, body, flags=re.I):
-            for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
-                _substitute(body, m, y, out)
+@builder("substitute")
+def _substitute_all(body: str, m: re.Match, out: list[Check]) -> None:
+    """"Use X instead of Y", "never use Y": a ban on each named Y (the preferred X goes into the ask)."""
+    for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
+        _substitute(body, m, y, out)
 
 
 def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
@@ -1049,7 +1002,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
 _RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", "parts",
-          _rule_cleanup, "code", _rule_actions, _rule_substitution)
+          "cleanup", "code", _rule_actions, "substitution")
 
 
 _EXAMPLE_LABELS = ("pleasantries", "preamble", "hedging", "unrequested suggestions", "apologies", "hype")
@@ -1136,7 +1089,7 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
                   r"(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|bullets?|bullet points?)\b)", r"\1at most ",
                   body, flags=re.I)
     kind_checks, drop = kinds.recognise(text)
-    kind_checks += _rule_forbid_verbs(body)
+    run_stage("forbid_verbs", body, kind_checks)
     out: list[Check] = []
     for rule in _RULES:
         if isinstance(rule, str):
@@ -1203,35 +1156,30 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
     return False
 
 
-_FORBID_VERB_RX = re.compile(
-    r"\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|no)\s+(?:ever\s+)?(?P<v>promise|offer|guarantee|"
-    r"cite|quote|reference|link to)\s+(?P<np>[^.;:!?]{2,60})", re.I)
 _CITE_CTX = (r"\b(according to|per|source:|sources:|cited?|citing|see|from|seg\u00fan|via|reported by|"
              r"as (?:stated|noted|reported) (?:by|in|on))\s+(?:the\s+)?(?:\w+\s+){{0,1}}{x}\b",
              r"\(\s*{x}\b", r"https?://[^\s]*{x}")
 
 
-def _rule_forbid_verbs(body: str) -> list[Check]:
+@builder("forbid_verb")
+def _forbid_verb(body: str, m: re.Match, out: list[Check]) -> None:
     """"Never promise refunds", "don't cite Wikipedia": the named things must not appear (cited)."""
-    out: list[Check] = []
-    for m in _FORBID_VERB_RX.finditer(body):
-        verb = m.group("v").lower()
-        np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",
-                      m.group("np"), maxsplit=1, flags=re.I)[0]
-        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
-            ws = [w for w in tx.words(part) if w.lower() not in _STOP and w.lower() not in
-                  ("anything", "something", "things", "stuff", "customers", "customer", "people", "them", "me")]
-            if not ws:
-                continue
-            label = " ".join(ws[:3])
-            if verb in ("cite", "quote", "reference", "link to"):
-                x = r"\s+".join(re.escape(w) for w in ws[:3])
-                out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
-                                  where="reply", ask=f"use another source than {label}"))
-            else:
-                out.append(Forbid(label, matcher([" ".join(ws[:3])]),
-                                  where="reply", task_override=False, ask=f"don't {verb} {label}"))
-    return out
+    verb = m.group("v").lower()
+    np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",
+                  m.group("np"), maxsplit=1, flags=re.I)[0]
+    for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+        ws = [w for w in tx.words(part) if w.lower() not in _STOP and w.lower() not in
+              ("anything", "something", "things", "stuff", "customers", "customer", "people", "them", "me")]
+        if not ws:
+            continue
+        label = " ".join(ws[:3])
+        if verb in ("cite", "quote", "reference", "link to"):
+            x = r"\s+".join(re.escape(w) for w in ws[:3])
+            out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
+                              where="reply", ask=f"use another source than {label}"))
+        else:
+            out.append(Forbid(label, matcher([" ".join(ws[:3])]),
+                              where="reply", task_override=False, ask=f"don't {verb} {label}"))
 
 
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"

@@ -15,6 +15,17 @@ from toolkit.compliance import _lexicons as lx
 Reader = Callable[[str, "int | None"], Any]
 #: parameter readers by name: (rule text after its conditions, place of the cue or None) -> value
 READERS: dict[str, Reader] = {}
+Builder = Callable[[str, "re.Match[str]", list], None]
+#: check builders by name: (rule text, one match of a cue with named groups, checks so far) -> appends checks
+BUILDERS: dict[str, Builder] = {}
+
+
+def builder(name: str) -> Callable[[Builder], Builder]:
+    """Register a check builder under ``name``."""
+    def wrap(fn: Builder) -> Builder:
+        BUILDERS[name] = fn
+        return fn
+    return wrap
 
 
 def reader(name: str) -> Callable[[Reader], Reader]:
@@ -54,3 +65,30 @@ def named_languages(body: str, pos: int | None = None) -> tuple[str, ...]:
     from toolkit.compliance._kinds import named_languages as names
 
     return names(body)
+
+
+#: words naming a kind of leftover file, and the workspace globs they stand for
+_LEFTOVER_GLOBS = (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
+                   ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
+                   ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)), ("log", ("*.log",)), ("profil", ("*.prof",)))
+
+
+@reader("cleanup_globs")
+def cleanup_globs(body: str, pos: int | None = None) -> tuple[str, ...]:
+    """The workspace files a clean-up rule means: the usual temporary files plus those it names
+    (`quoted` names, wildcards, extensions such as .log, folders such as tmp/, kinds such as plots)."""
+    from toolkit.compliance._checks import TEMP_GLOBS
+
+    low = body.lower()
+    extra = []
+    for m in re.finditer(r"`([^`]+)`|([\w.-]*\*[\w.*-]*)", body):
+        g = m.group(1) or m.group(2)
+        if g:
+            extra.append(g.lower())
+    for m in re.finditer(r"(?<![\w/*])\.(txt|log|out|tmp|bak|orig|rej|swp|prof|dump|pkl|npy)\b|(?<![\w/])(tmp|temp|scratch)/",
+                         body, re.I):
+        extra.append(f"*.{m.group(1).lower()}" if m.group(1) else f"{m.group(2).lower()}/*")
+    for word, gl in _LEFTOVER_GLOBS:
+        if re.search(r"\b" + word, low):
+            extra.extend(gl)
+    return TEMP_GLOBS + tuple(e if any(ch in e for ch in "*?") else f"*{e}*" for e in extra)
