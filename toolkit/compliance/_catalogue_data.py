@@ -374,6 +374,7 @@ def run_stage(stage: str, body: str, out: list) -> None:
     from toolkit.compliance._param_readers import READERS
 
     low = body.lower()
+    state: dict = {}  # what a stage's builders share (e.g. the places an action rule already read)
     for kind, r in stage_rules(stage):
         if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted or type(c).__name__ in r.unless_emitted
                                     for c in out):
@@ -386,7 +387,7 @@ def run_stage(stage: str, body: str, out: list) -> None:
 
             if gate:
                 for m in re.finditer(kind.fill(r.cue or ""), body, flags=re.I):
-                    BUILDERS[r.build](body, m, out)
+                    BUILDERS[r.build](body, m, out, state)
             continue
         if r.cue is None:
             if gate and r.emit is not None:

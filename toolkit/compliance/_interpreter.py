@@ -457,52 +457,6 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                       solo_verbs=solo)
 
 
-_ASK_PATTERNS = (
-    r"\b(?:never|don't|do not)\s+(?P<act>[^.;\-\u2013\u2014]+?)\s*(?:yourself|on your own)?\s*(?:[-\u2013\u2014,;:(]|\bbut\b)+"
-    r"\s*(?:always\s+|please\s+)?(?:ask|check with|confirm with|run it by)\b",
-    r"\b(?:ask|check with me|check in|confirm|get (?:my |an? )?(?:ok|okay|approval|permission|sign-?off|"
-    r"go-ahead|green light)|run it by me|consult me|talk to me|let me (?:know|decide|approve))\s*(?:with me|me|us)?"
-    r"\s*(?:for (?:(?:a |an |my |the )?(?:confirmation|approval|permission|go-ahead|ok|okay|sign-?off)))?"
-    r"\s*(?:first\s*)?(?:before|prior to)\s+(?P<act>[^.;]+)",
-    r"\b(?:never|don't|do not|no|not)\s+(?P<act>[^.;]+?)\s+(?:without|w/o)\s+(?:first\s+)?(?:asking|checking|"
-    r"my (?:ok|okay|approval|permission|sign-?off|go-ahead|say-?so)|confirm\w*|consulting|approval|permission)",
-    r"\b(?:before|prior to)\s+(?P<act>[^,.;]+),\s*(?:always\s+)?(?:ask|check|confirm|get)",
-    r"\b(?:only|never|don't|do not)\s+(?P<act>[^.;]+?)\s+(?:after|once|until|unless)\s+(?:i|i've|i have|you've|you have)\s+"
-    r"(?:approve|confirm|say so|ok|agree|said so|given)",
-    r"\b(?P<act>[^.;]+?)\s+(?:needs?|requires?)\s+(?:my\s+)?(?:explicit\s+)?(?:approval|sign-?off|ok|permission)",
-)
-_FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never|no)\s+(?:ever\s+)?"
-               r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|add|introduce|"
-               r"pull in|bring in|"
-               r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
-               r"alter|downgrade|publish|release|wipe|run|execute|invoke|launch|restart|kill)\w*\b[^.;]*)")
-_REQUIRE_ACT = (
-    r"(?:^|[.;]\s+)(?:please\s+)?(?P<act>(?:run|execute|rerun|re-run)\s+(?:the\s+|all\s+|your\s+)?(?:unit\s+)?"
-    r"(?:tests?|test suite|suite|linters?|type ?check\w*|pytest|eslint|ruff|tsc|mypy|flake8|pylint)\b[^.;,]*)",
-    r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
-    r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
-    r"\b(?P<act>(?:run|execute|rerun|re-run)\b(?:[^.;,]|\.{3}|\.(?=\S))*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
-    r"call|submit|open|push|commit|wrap|tell|claim|mark)",
-    r"\bbefore (?:you )?(?:finish|hand|say|declar|report|call|submit|open|push|commit|wrap|tell|claim|mark)"
-    r"[^,.]*,\s*(?P<act>(?:run|execute|rerun|re-run)\b[^.;]+)",
-    r"\b(?:every|each|any) (?:[\w-]+ ){0,2}?changes? (?:needs|must have|should (?:come with|have|get)|gets|requires)\s+"
-    r"(?P<act>(?:[^.;]|\.(?=\w))+)",
-    r"\b(?:new|every|each|any|all)\s+(?:public\s+)?(?:functions?|features?|endpoints?|modules?|classes?|code|changes?|"
-    r"methods?)\s+(?:should|must|needs? to|has to|have to|ought to)\s+(?:come with|have|include|ship with|be covered "
-    r"by|get)\s+(?P<act>[^.;]+)",
-    r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare|assume) (?:that )?(?:it'?s |it is |you'?re |"
-    r"something |it |anything |things )?(?:is |are )?(?:done|finished|fixed|working|complete|works|work)\w*\s+"
-    r"(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?(?:actually\s+|really\s+)?(?P<act>[^.;]+)",
-)
-
-
-_CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|all\s+)?`?(?:[\w./-]+\s+)??(?P<act>linter|lint|tests?|test suite|"
-                 r"suite|type ?check\w*|formatter|build|ci)\s+(?:passes|pass|is green|are green|is clean|succeeds|"
-                 r"runs clean)",
-                 r"\b(?:the\s+)?(?P<act>linter|lint|tests?|test suite|type ?check\w*|build|ci)\s+(?:must|should|has to|"
-                 r"have to|needs? to)\s+(?:pass|be green|be clean|succeed)")
-
-
 def _extra_tools(act: str, first: ActionRule | None) -> list[Check]:
     """"run go test and go vet": one more require rule per further tool the phrase names."""
     parts = [p.strip(" `") for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+plus\s+", act) if p.strip()]
@@ -520,60 +474,77 @@ def _extra_tools(act: str, first: ActionRule | None) -> list[Check]:
     return out
 
 
-def _rule_actions(body: str, out: list[Check]) -> None:
-    taken: list[tuple[int, int]] = []
-    for m in re.finditer(r"(?:^|[.;]\s*)(?P<act>[\w\- ]{3,40}?)\s+(?:is|are)\s+(?:strictly\s+|totally\s+)?(?:off[- ]limits|"
-                         r"forbidden|not allowed|banned|a no-go|never ok(?:ay)?|out of the question)", body, flags=re.I):
-        rule = _action("forbid", m.group("act"))
-        if rule:
-            out.append(rule)
-            taken.append(m.span())
-    for rx in _CHECK_PASSES:
-        for m in re.finditer(rx, body, flags=re.I):
-            for tool in dict.fromkeys(w.lower() for w in re.findall(r"[\w-]+", body)
-                                      if w.lower() in _TOOL_KIND or w.lower() in ("clippy", "vet")):
-                if tool not in m.group(0).lower():
-                    out.append(ActionRule("require", f"running {tool}", frozenset(lx.ACTION_VERBS["run"]),
-                                          matcher([tool]), (rf"\b{re.escape(tool)}\b",), (), (),
-                                          todo=f"run {tool} before you report back"))
-            act = m.group("act").lower()
-            act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
-                else "run the tests"
-            rule = _action("require", act)
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for rx in _ASK_PATTERNS:
-        for m in re.finditer(rx, body, flags=re.I):
-            rule = _action("ask", m.group("act"))
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for rx in _REQUIRE_ACT:
-        for m in re.finditer(rx, body, flags=re.I):
-            act = m.group("act")
-            if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
-                act = "run the tests"
-            rule = _action("require", act)
-            out.extend(_extra_tools(act, rule))
-            if rule is not None and rx is _REQUIRE_ACT[-1] and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
-                rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
-                                              r"finished|complete)\b")
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for m in re.finditer(_FORBID_ACT, body, flags=re.I):
-        if any(s <= m.start() < e for s, e in taken):
-            continue
-        if re.match(r"no\s+\w+ing\s*,", m.group(0), re.I):
-            continue  # "No running, jumping, deep squats or lunges" lists things to avoid
-        act = m.group("act")
-        if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
-                      r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
-            continue
-        rule = _action("forbid", act)
-        if rule:
-            out.append(rule)
+def _take(rule: ActionRule | None, m: re.Match, out: list[Check], state: dict) -> None:
+    if rule:
+        out.append(rule)
+        state.setdefault("taken", []).append(m.span())
+
+
+@builder("off_limits")
+def _off_limits(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Force-pushing is off limits": a forbidden action."""
+    _take(_action("forbid", m.group("act")), m, out, state)
+
+
+@builder("check_passes")
+def _check_passes(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Make sure the tests pass": run them (and each checking tool the rule names elsewhere)."""
+    for tool in dict.fromkeys(w.lower() for w in re.findall(r"[\w-]+", body)
+                              if w.lower() in _TOOL_KIND or w.lower() in ("clippy", "vet")):
+        if tool not in m.group(0).lower():
+            out.append(ActionRule("require", f"running {tool}", frozenset(lx.ACTION_VERBS["run"]),
+                                  matcher([tool]), (rf"\b{re.escape(tool)}\b",), (), (),
+                                  todo=f"run {tool} before you report back"))
+    act = m.group("act").lower()
+    act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
+        else "run the tests"
+    _take(_action("require", act), m, out, state)
+
+
+@builder("ask_before")
+def _ask_before(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Ask before you delete anything": an action to ask about first."""
+    _take(_action("ask", m.group("act")), m, out, state)
+
+
+def _require(m: re.Match, out: list[Check], state: dict, *, claim: bool) -> None:
+    act = m.group("act")
+    if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
+        act = "run the tests"
+    rule = _action("require", act)
+    out.extend(_extra_tools(act, rule))
+    if rule is not None and claim and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
+        rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
+                                      r"finished|complete)\b")
+    _take(rule, m, out, state)
+
+
+@builder("require_act")
+def _require_act(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Always run the tests": a required action (and one per further tool named)."""
+    _require(m, out, state, claim=False)
+
+
+@builder("require_before_claim")
+def _require_before_claim(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Don't say it works until you've run it": a required action; a claim of success without it counts."""
+    _require(m, out, state, claim=True)
+
+
+@builder("forbid_act")
+def _forbid_act(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Never push to main": a forbidden action, unless an earlier action rule already read this place."""
+    if any(s <= m.start() < e for s, e in state.get("taken", [])):
+        return
+    if re.match(r"no\s+\w+ing\s*,", m.group(0), re.I):
+        return  # "No running, jumping, deep squats or lunges" lists things to avoid
+    act = m.group("act")
+    if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
+                 r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
+        return
+    rule = _action("forbid", act)
+    if rule:
+        out.append(rule)
 
 
 _CODEY = re.compile(r"\b(librar|package|tool|command|framework|module|function|import|cli|npm|pip|python|"
@@ -582,7 +553,7 @@ _CODEY = re.compile(r"\b(librar|package|tool|command|framework|module|function|i
 
 
 @builder("substitute")
-def _substitute_all(body: str, m: re.Match, out: list[Check]) -> None:
+def _substitute_all(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """"Use X instead of Y", "never use Y": a ban on each named Y (the preferred X goes into the ask)."""
     for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
         _substitute(body, m, y, out)
@@ -1002,7 +973,7 @@ def _rule_items(body: str, out: list[Check]) -> None:
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
 _RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", "parts",
-          "cleanup", "code", _rule_actions, "substitution")
+          "cleanup", "code", "actions", "substitution")
 
 
 _EXAMPLE_LABELS = ("pleasantries", "preamble", "hedging", "unrequested suggestions", "apologies", "hype")
@@ -1162,7 +1133,7 @@ _CITE_CTX = (r"\b(according to|per|source:|sources:|cited?|citing|see|from|seg\u
 
 
 @builder("forbid_verb")
-def _forbid_verb(body: str, m: re.Match, out: list[Check]) -> None:
+def _forbid_verb(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """"Never promise refunds", "don't cite Wikipedia": the named things must not appear (cited)."""
     verb = m.group("v").lower()
     np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",

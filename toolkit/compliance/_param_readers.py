@@ -15,8 +15,9 @@ from toolkit.compliance import _lexicons as lx
 Reader = Callable[[str, "int | None"], Any]
 #: parameter readers by name: (rule text after its conditions, place of the cue or None) -> value
 READERS: dict[str, Reader] = {}
-Builder = Callable[[str, "re.Match[str]", list], None]
-#: check builders by name: (rule text, one match of a cue with named groups, checks so far) -> appends checks
+Builder = Callable[[str, "re.Match[str]", list, dict], None]
+#: check builders by name: (rule text, one match of a cue with named groups, checks so far, the stage's
+#: shared state) -> appends checks
 BUILDERS: dict[str, Builder] = {}
 
 
