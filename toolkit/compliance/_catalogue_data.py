@@ -52,9 +52,14 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "januar|februar|märz|juni|juli|oktober|dezember")
 
 
+#: a count in digits or words that ``{NUM}`` stands for (one group; ``toolkit.text.parse_number`` reads it)
+NUM = ('(\\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|'
+       'forty|fifty|sixty|eighty|a hundred|hundred|single|a couple of|a few)')
+
+
 def expand(rx: str) -> str:
-    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``, ``{LANGUAGES}``) written out."""
-    rx = rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS)
+    """A trigger pattern with its shared cues (``{NEG}``, ``{MONTHS}``, ``{NUM}``, ``{LANGUAGES}``) written out."""
+    rx = rx.replace("{NEG}", NEG).replace("{MONTHS}", MONTHS).replace("{NUM}", NUM)
     if "{LANGUAGE" in rx:
         from toolkit.compliance._kinds import language_names
 
@@ -220,7 +225,9 @@ class CueRule(BaseModel):
     ``final: fired`` once it has fired. ``near`` patterns must all hit near the place; the rule does not
     fire when a reader named in ``unless_read`` finds something in the rule. A ``build`` rule hands
     every match of its cue (``places: plain``) to a named check builder
-    (:data:`toolkit.compliance._param_readers.BUILDERS`), which reads the match's groups.
+    (:data:`toolkit.compliance._param_readers.BUILDERS`), which reads the match's groups (only the
+    first with ``occurrence: first``); once a build rule of a ``group`` has matched, later rules of
+    that group in the stage are skipped; ``final: seen`` ends the stage when its patterns held.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -241,6 +248,7 @@ class CueRule(BaseModel):
     unless_emitted: list[str] = Field(default_factory=list)
     final: str = Field("", pattern="^(|seen|fired)$")
     build: str | None = None
+    group: str | None = None
     emit: Emit | None = None
     else_emit: Emit | None = None
 
@@ -385,9 +393,15 @@ def run_stage(stage: str, body: str, out: list) -> None:
         if r.build is not None:
             from toolkit.compliance._param_readers import BUILDERS
 
-            if gate:
-                for m in re.finditer(kind.fill(r.cue or ""), body, flags=re.I):
+            groups = state.setdefault("groups", set())
+            if gate and r.group not in groups:
+                found = list(re.finditer(kind.fill(r.cue or ""), body, flags=re.I))
+                for m in found[:1] if r.occurrence == "first" else found:
                     BUILDERS[r.build](body, m, out, state)
+                if found and r.group is not None:
+                    groups.add(r.group)
+            if gate and r.final == "seen":
+                return
             continue
         if r.cue is None:
             if gate and r.emit is not None:

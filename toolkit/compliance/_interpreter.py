@@ -23,7 +23,6 @@ from toolkit.compliance._checks import (
     ActionRule,
     Check,
     CodeStyle,
-    CommitFormat,
     Forbid,
     Headings,
     Matcher,
@@ -242,20 +241,6 @@ def _subject_terms(phrase: str) -> Matcher | None:
 
 
 # -- cue rules -------------------------------------------------------------------------------
-_NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|" \
-       r"forty|fifty|sixty|eighty|a hundred|hundred|single|a couple of|a few)"
-_UNITS = r"(words?|sentences?|lines?|paragraphs?|characters?|chars|bullets?|bullet points?|items?)"
-_MAX_RX = re.compile(
-    r"(?P<op>under|below|less than|fewer than|no more than|not more than|at most|max(?:imum)?(?: of)?|up to|"
-    r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|past|beyond|above|limit(?:ed)? (?:it |them |replies |"
-    r"answers |responses )?to|keep (?:it|them|replies|answers|responses|things) (?:to|at|under)|"
-    r"capped at|in)\s+" + _NUM + r"(?:[- ]" + _UNITS + r")", re.I)
-_MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less|under|below|shorter)|max(?:imum)?|tops|at most|limit)",
-                      re.I)
-_MIN_RX = re.compile(r"(?:at least|minimum of|no fewer than|no less than|a minimum of)\s+" + _NUM + r"\s+" + _UNITS,
-                     re.I)
-
-
 def _unit(u: str) -> str:
     u = u.lower().rstrip("s")
     u = {"char": "character", "bullet point": "bullet", "item": "bullet"}.get(u, u)
@@ -270,55 +255,68 @@ def _part_limit(body: str, start: int, end: int) -> bool:
                           re.I) or re.match(r"\s+(?:of|for|in)\s+(?:the\s+)?(tl;?dr|summary|intro)", body[end: end + 20], re.I))
 
 
-def _rule_length(body: str, out: list[Check]) -> None:
-    if re.search(r"\b(commit message|docstring|function|method|class|file|pr description|title|"
-                 r"subject line|variable name)s?\b", body, re.I) and not re.search(
-                     r"\b(repl(y|ies)|answers?|responses?|messages? to me|summar(y|ies))\b", body, re.I):
-        m = re.search(r"\b(functions?|methods?)\b[^.]*?" + r"(?:under|below|at most|no more than|less than|"
-                      r"shorter than|longer than|over)\s+(\d+)\s+lines", body, re.I)
-        if m:
-            out.append(CodeStyle("max_function_lines", int(m.group(2))))
-        m = re.search(r"\blines?\b[^.]*?(?:under|below|at most|no more than|over|longer than|exceed\w*|"
-                      r"wrap(?:ped)? at|within)\s+(\d+)\s+(?:characters|chars|columns)", body, re.I)
-        if m:
-            out.append(CodeStyle("max_line_length", int(m.group(1))))
+@builder("function_lines")
+def _function_lines(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Keep functions under 40 lines"."""
+    out.append(CodeStyle("max_function_lines", int(m.group(2))))
+
+
+@builder("line_length")
+def _line_length(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Lines under 100 characters" in code."""
+    out.append(CodeStyle("max_line_length", int(m.group(1))))
+
+
+@builder("length_limit")
+def _length_limit(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Under 100 words", "no more than 3 sentences" (a cap), "more than 200 words" when wanted (a floor)."""
+    op = m.group("op").lower()
+    n = tx.parse_number(m.group(2))
+    if n is None or _part_limit(body, m.start(), m.end()):
+        return  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
+    unit = _unit(m.group(3))
+    if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
+            re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
+                                                                                   m.start()], re.I) and \
+            not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
+        out.append(MinCount(unit, n + 1))
+    elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e|fit|fits|fitting)\w*\s+$",
+                                      body[: m.start()], re.I):
         return
-    for m in _MAX_RX.finditer(body):
-        op = m.group("op").lower()
-        n = tx.parse_number(m.group(2))
-        if n is None:
-            continue
-        if _part_limit(body, m.start(), m.end()):
-            continue  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
-        unit = _unit(m.group(3))
-        if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
-                re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
-                                                                                       m.start()], re.I) and \
-                not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
-            out.append(MinCount(unit, n + 1))
-        elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e|fit|fits|fitting)\w*\s+$",
-                                          body[: m.start()], re.I):
-            continue
-        else:
-            out.append(MaxCount(unit, n, per_line=unit == "characters" and bool(re.search(
-                r"\b(headlines?|titles?|subject lines?|taglines?|slogans?|tweets?|captions?|names?|labels?|"
-                r"button text|alt text)\b", body, re.I))))
-    for m in re.finditer(_NUM + r"\s*(?:or|to|-)\s*" + _NUM + r"\s+" + _UNITS + r"\s+(?:is|are|should be)?\s*"
-                         r"(?:plenty|enough|fine|the max|max|tops|ideal|about right)", body, re.I):
-        n = tx.parse_number(m.group(2))
-        if n:
-            out.append(MaxCount(_unit(m.group(3)), n))
-    for m in _MAX_RX2.finditer(body):
-        n = tx.parse_number(m.group(1))
-        if n and not _part_limit(body, m.start(), m.end()):
-            out.append(MaxCount(_unit(m.group(2)), n))
-    for m in _MIN_RX.finditer(body):
-        n = tx.parse_number(m.group(1))
-        if n:
-            out.append(MinCount(_unit(m.group(2)), n))
-    m = re.search(r"\b(one|single|1)[- ](sentence|line|paragraph)\s+(answers?|repl(y|ies)|responses?)", body, re.I)
-    if m:
-        out.append(MaxCount(_unit(m.group(2)), 1))
+    else:
+        out.append(MaxCount(unit, n, per_line=unit == "characters" and bool(re.search(
+            r"\b(headlines?|titles?|subject lines?|taglines?|slogans?|tweets?|captions?|names?|labels?|"
+            r"button text|alt text)\b", body, re.I))))
+
+
+@builder("length_range")
+def _length_range(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Two or three sentences is plenty": the upper end caps it."""
+    n = tx.parse_number(m.group(2))
+    if n:
+        out.append(MaxCount(_unit(m.group(3)), n))
+
+
+@builder("length_limit_after")
+def _length_limit_after(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"200 words max"."""
+    n = tx.parse_number(m.group(1))
+    if n and not _part_limit(body, m.start(), m.end()):
+        out.append(MaxCount(_unit(m.group(2)), n))
+
+
+@builder("length_minimum")
+def _length_minimum(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"At least 3 paragraphs"."""
+    n = tx.parse_number(m.group(1))
+    if n:
+        out.append(MinCount(_unit(m.group(2)), n))
+
+
+@builder("one_unit")
+def _one_unit(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"One-sentence answers"."""
+    out.append(MaxCount(_unit(m.group(2)), 1))
 
 
 _DEP_STEMS = frozenset(tx.stem(w) for w in ("dependency", "dependencies", "package", "packages", "library",
@@ -930,49 +928,35 @@ def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
 
 _GENERIC_OPTIONS = frozenset(tx.stem(w) for w in ("options", "choices", "suggestions", "recommendations",
                                                  "alternatives", "ideas", "picks"))
-_ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"
-               r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?|exercises?|steps?|"
-               r"tasks?|problems?|recipes?|dishes|meals?|slides?")
 
 
-def _rule_items(body: str, out: list[Check]) -> None:
-    m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than|(?:can't|cannot|shouldn't|"
-                  r"mustn't|must not|should not|never)\s+(?:go\s+|be\s+|have\s+)?(?:over|above|beyond|more than|exceed))\s+" + _NUM +
-                  r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\b", body, re.I)
-    if not m:
-        m = re.search(r"\b" + _NUM + r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\s+(?:at most|max(?:imum)?|tops|or fewer|"
-                      r"or less)\b", body, re.I)
-    if not m:
-        m2 = re.search(r"\b(" + _ITEM_NOUNS + r")\s*,?\s+" + _NUM + r"\s+(?:at most|max(?:imum)?|tops|or fewer|or less)\b",
-                       body, re.I)
-        if m2:
-            n2 = tx.parse_number(m2.group(2))
-            if n2:
-                out.append(MaxItems(n2, m2.group(1).lower(), None))
-    if m:
-        n = tx.parse_number(m.group(1))
-        noun = m.group(2).lower()
-        head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
-        about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") and \
-            tx.parse_number(head.group(1)) is None else noun
-        if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
-            out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
-                                                           "idea", "pick", "shortlist", "alternative", "which"])))
-        elif n and tx.stem(noun) in ("question", "exercis", "step", "task", "problem", "slid", "item", "point"):
-            out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
-        elif n:
-            out.append(MaxItems(n, about.lower(), matcher([about])))
-    if re.search(r"\bconventional[- ]commits?\b|\bconventional (?:prefix|format|style|type)|\bcommit\w*\b[^.]{0,60}"
-                 r"\b(?:fix|feat):", body, re.I):
-        out.append(CommitFormat(r"^(feat|fix|chore|docs|refactor|test|tests|style|perf|build|ci|revert)(\([^)]+\))?!?: \S"))
-    if re.search(r"\b(list|name|mention|say|tell me|report)\b.{0,25}\b(files?|paths?)\b.{0,25}"
-                 r"\b(touched|changed|modified|edited|updated|created)\b", body, re.I):
-        out.append(Require("the files you touched", Matcher((), (r"[\w\-]+(/[\w\-.]+)*\.[A-Za-z]{1,5}\b",)),
-                           ask="list the files you changed", code_only=True))
+@builder("max_items")
+def _max_items(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"At most 3 hotel options": a cap on the items offered, about the noun named before the count's noun."""
+    n = tx.parse_number(m.group(1))
+    noun = m.group(2).lower()
+    head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
+    about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") and \
+        tx.parse_number(head.group(1)) is None else noun
+    if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
+        out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
+                                                       "idea", "pick", "shortlist", "alternative", "which"])))
+    elif n and tx.stem(noun) in ("question", "exercis", "step", "task", "problem", "slid", "item", "point"):
+        out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
+    elif n:
+        out.append(MaxItems(n, about.lower(), matcher([about])))
+
+
+@builder("max_items_plain")
+def _max_items_plain(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Options, 3 max": a cap on the list's items."""
+    n = tx.parse_number(m.group(2))
+    if n:
+        out.append(MaxItems(n, m.group(1).lower(), None))
 
 
 #: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
-_RULES = (_rule_length, _rule_items, "brevity", "tone", "suggestions", "format", "parts",
+_RULES = ("length", "items", "brevity", "tone", "suggestions", "format", "parts",
           "cleanup", "code", "actions", "substitution")
 
 
