@@ -227,7 +227,8 @@ class CueRule(BaseModel):
     every match of its cue (``places: plain``) to a named check builder
     (:data:`toolkit.compliance._param_readers.BUILDERS`), which reads the match's groups (only the
     first with ``occurrence: first``); once a build rule of a ``group`` has matched, later rules of
-    that group in the stage are skipped; ``final: seen`` ends the stage when its patterns held.
+    that group in the stage are skipped; ``final: seen`` ends the stage when its patterns held,
+    ``final: fired`` when a builder says so (returns true), ``final: emitted`` when any check is compiled.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -246,7 +247,7 @@ class CueRule(BaseModel):
     if_: list[str] = Field(default_factory=list, alias="if")
     unless: list[str] = Field(default_factory=list)
     unless_emitted: list[str] = Field(default_factory=list)
-    final: str = Field("", pattern="^(|seen|fired)$")
+    final: str = Field("", pattern="^(|seen|fired|emitted)$")
     build: str | None = None
     group: str | None = None
     emit: Emit | None = None
@@ -377,8 +378,9 @@ def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
     return places[:1] if r.occurrence == "first" else places
 
 
-def run_stage(stage: str, body: str, out: list) -> None:
-    """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions)."""
+def run_stage(stage: str, body: str, out: list) -> dict:
+    """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions);
+    returns what the stage's builders noted (e.g. ``gated``: requirements read as judgement only)."""
     from toolkit.compliance._param_readers import READERS
 
     low = body.lower()
@@ -396,18 +398,19 @@ def run_stage(stage: str, body: str, out: list) -> None:
             groups = state.setdefault("groups", set())
             if gate and r.group not in groups:
                 found = list(re.finditer(kind.fill(r.cue or ""), body, flags=re.I))
-                for m in found[:1] if r.occurrence == "first" else found:
-                    BUILDERS[r.build](body, m, out, state)
+                said = [BUILDERS[r.build](body, m, out, state) for m in (found[:1] if r.occurrence == "first" else found)]
                 if found and r.group is not None:
                     groups.add(r.group)
-            if gate and r.final == "seen":
-                return
+                if r.final == "fired" and any(said):
+                    return state
+            if gate and r.final == "seen" or r.final == "emitted" and out:
+                return state
             continue
         if r.cue is None:
             if gate and r.emit is not None:
                 out.append(r.emit.build(body))
                 if r.final:
-                    return
+                    return state
             continue
         places = _places(kind, r, body)
         extra = any(re.search(kind.fill(rx), low) for rx in r.or_if)
@@ -422,5 +425,6 @@ def run_stage(stage: str, body: str, out: list) -> None:
             if r.else_emit is not None and gate:
                 out.append(r.else_emit.build(body, neg, pos))
                 break
-        if r.final == "seen" and places or r.final == "fired" and fired:
-            return
+        if r.final == "seen" and places or r.final == "fired" and fired or r.final == "emitted" and out:
+            return state
+    return state

@@ -591,36 +591,6 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
                       else f"keep {ylow} out of it"))
 
 
-_NOGO_RX = (r"(?:^|[.;,]\s*)(?P<np>[\w\-' ]{2,40}?)\s+(?:is|are)\s+(?:a\s+|an\s+|totally\s+|completely\s+)?"
-            r"(?:no-go|no go|off[- ]limits|out of the question|(?:a )?deal-?breakers?|not for (?:me|us)|not my thing|"
-            r"banned|forbidden|out|a hard no|never ok(?:ay)?)\b")
-_KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
-_AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't|'d rather not|would rather not|prefer not to|"
-                  r"rather not)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
-                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch|slip|sneak|"
-                  r"throw|push|suggest|recommend|mention)\s+"
-                  r"(?:me\s+|us\s+|them\s+)?(?:in|at|on|to|with|by|for|into)?\s*"
-                  r"(?P<np>[^.;:!?]+)")
-_AVOID_RX = (r"\b(?:(?:don't|do not|never) want to see|nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
-             r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
-             r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
-             r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
-             r"aversion to|not a fan of|steer clear of|stay away from|uncomfortable (?:with|in|around|on|at)|"
-             r"afraid of|scared of|fear of|not interested in|no interest in|can't have|cannot have|"
-             r"can't eat|cannot eat|intolerant to|intolerance to|sensitive to|tired of|keep away from|"
-             r"exclude|skip|no more)\s+(?P<np>[^.;:!?]+)")
-_DIET_RX = r"\b(?:(?:i(?:'m| am)|we(?:'re| are)|as)\s+(?:a\s+|an\s+)?(?:strict\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?)" \
-           r"(?P<d>vegetarian|vegan|meat-free|plant-based|pescatarian|gluten-free|lactose[- ]intolerant|dairy-free|" \
-           r"sober|teetotal|halal|kosher|keto)|\b(?:i have |i've got )?(?P<d2>coeliac|celiac)\b"
-_PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|choose|pick|get|stay in|stay at|fly|"
-              r"take|want|go for|sit in)|want|like|favor|favour)\s+(?P<np>[^.;:!?]+)")
-_END_WITH_RX = (r"\b(?:end|finish|close|wrap up|conclude|round off|sign off)\s+(?:every|each|all|any|the|my|your)?\s*"
-                r"(?P<scope>(?:\w+\s+){0,2}?)with\s+(?P<np>[^.;!?]+)")
-_REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
-               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|spell out|"
-               r"contain|quote|display|"
-               r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
-               r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
 _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
                  "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm", "min", "mins", "hr", "hrs"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
@@ -684,208 +654,258 @@ def _literal_code(part: str) -> tuple[str, str] | None:
     return core, rx
 
 
-def _rule_domain(body: str, out: list[Check]) -> None:
+def _money(m: re.Match) -> int:
+    return int(m.group(1).replace(",", ""))
+
+
+@builder("price_cap")
+def _price_cap(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Under 150 a night": a price cap, about what the rule prices (a night, a ticket) when it says."""
     low = body.lower()
-    m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than|"
-                  r"caps?\s+(?:\w+\s+){0,3}?at|cap is|limit is|limit of|"
-                  r"(?:nothing|not|never|no \w+)\s+(?:over|above|more than|pricier than|costing more than))\s+"
-                  r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
-    if m and re.match(r"\s*(?:mg|g|kg|km|m|ml|l|cm|mm|kcal|calories|cal|minutes?|mins?|hours?|words?|characters?|steps?|"
-                      r"reps?|sets?|miles?|mph|%|percent|people|pages?)\b", low[m.end():]):
-        m = None  # "under 1,500 mg of sodium" is not a price
-    if m and re.search(_PRICE_CTX, low):
-        ctx = re.search(_PRICE_CTX, low).group(1)
-        out.append(PriceCap(int(m.group(1).replace(",", "")), matcher([ctx.split()[-1]])))
-        return
-    if m and re.search(r"[\u20ac$\u00a3]|\b(?:euros?|eur|dollars?|usd|pounds?|gbp)\b", m.group(0)):
-        out.append(PriceCap(int(m.group(1).replace(",", ""))))
-        return
-    m = re.search(r"^\s*(?:the\s+|a\s+|every\s+|each\s+|any\s+|all\s+)?(?P<subj>[\w\- ]{3,30}?)\s+(?:must|should|has to|"
-                  r"have to|needs? to)\s+(?:always\s+)?(?:include|have|come with|offer|provide)\s+(?P<np>[^.;!?]+)", low)
-    if m and not re.search(r"\b(you|reply|replies|answer|answers|response|responses|code|function|commit)\b",
-                           m.group("subj")):
-        terms = _content_words(_np(m.group("np")))
-        subj = [w for w in _content_words(m.group("subj"))]
-        if terms and subj:
-            out.append(Require(" ".join(terms[:3]), matcher(terms[:3]), about=matcher(subj[-1:]),
-                               ask=f"make sure it comes with {' '.join(terms[:3])}"))
-            return
-    m = re.search(r"^\s*(?P<np>[\w\- ]{3,30}?)\s*[,\u2014-]+\s*(?:always|only|please|every time|each time)\s*[.!]?\s*$", low)
-    if m:
-        ws = [w for w in tx.words(m.group("np")) if w not in _STOP]
-        if len(ws) >= 2 and tx.stem(ws[-1]) in _PREFER_HEADS:
-            out.append(Require(" ".join(ws), matcher(ws[:-1]), about=matcher([ws[-1]]), ask=f"get me {' '.join(ws)}"))
-            return
-    for rx in (r"(?:^|[.;]\s*)(?P<np>[\w\- ]{3,30}?)\s+(?:bores?|bore me|annoys? me|(?:is|are) boring|(?:is|are) "
-               r"not (?:for me|my thing)|don't interest me|do nothing for me|leave me cold)",
-               r"\b(?:i find|find)\s+(?P<np>[\w\- ]{3,30}?)\s+(?:boring|tedious|dull|annoying|overrated)",
-               r"\bnot (?:into|interested in|a fan of|big on)\s+(?P<np>[^.;,!?]{3,40})"):
-        for m in re.finditer(rx, low):
-            mt = _subject_terms(m.group("np"))
-            if mt is not None:
-                label = " ".join(_content_words(m.group("np"))[:3])
-                out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
-    if out:
-        return
-    m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money|sums?|totals?|revenue|spend)\b[^.;]{0,20}\bin\s+"
-                  r"(?:us\s+|u\.s\.\s+|american\s+)?(euros?|eur|\u20ac|dollars?|"
-                  r"usd|\$|pounds?|gbp|\u00a3|yen|jpy)\b", low)
-    if m:
-        cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
-               "jpy": "yen"}.get(m.group(1), m.group(1).rstrip("s"))
-        others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
-        out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
-                          ask=f"give the prices in {cur}s",
-                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
-        if not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low):
-            return
-    if re.search(r"\bwalking distance\b|\bwalkable\b|\bwithin (a )?(short )?walk\b|\bon foot\b", low):
-        out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
-                                                        "walkable", "around the corner"]),
-                           about=matcher(_LODGING), ask="pick somewhere I can walk from"))
-        return
-    m = re.search(r"\b(pet|dog|kid|child|family|wheelchair)[- ](friendly|accessible|welcome)\b|\btravel with (our|my) "
-                  r"(dog|pet|cat)\b", low)
-    if m:
-        key = m.group(1) or m.group(4)
-        key = {"cat": "pet"}.get(key, key)
-        out.append(Require(f"{key}-friendly places", matcher(_FRIENDLY.get(key, [key])), about=matcher(_STAYS),
-                           ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
-                           f"check that places are {key}-friendly"))
-        return
-    m = re.search(r"\b(?:nothing|no \w+|not|never)\s+(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.)?", low) or \
-        re.search(r"\b(?:nothing|no|never|don't|do not)\b[^.]{0,30}?\b(?:leav\w*|depart\w*|start\w*|up|out)\s+(?:\w+\s+)?"
-                  r"(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.|in the morning|o'clock)?", low)
-    if m and 5 <= int(m.group(1)) <= 12:
-        hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
-        rx = (rf"(?<![\u20ac$\u00a3\d.,])\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
-        out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
-                          ask=f"move it to after {m.group(1)} in the morning",
-                          skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
-                          if re.search(r"\b(depart\w*|leav\w*|flights?|trains?|buses|bus|start\w*)\b", low) else ""))
-        return
-    m = re.search(r"\b(direct|non-?stop) flights?\b|\bno (layovers?|connections|stopovers?)\b", low)
-    if m:
-        p, r = _domain_terms("layover")
-        out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
-                          ask="find me a nonstop option",
-                          about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
-        return
-    for m in re.finditer(_DIET_RX, low):
-        key = _DIET_MAP.get((m.group("d") or m.group("d2")).replace("  ", " "))
-        if key:
-            p, r = _domain_terms(key)
-            out.append(Forbid(f"{_DIET_BANS.get(key, key)} items", matcher(p, tuple(r)), where="reply",
-                              ask=f"stick to {m.group('d') or 'gluten-free'} options"))
-    if re.search(r"\b(don't|do not|never|doesn't|won't) drink\b|\bsober\b|\bteetotal|\bno alcohol\b|"
-                 r"\bavoid alcohol\b|\balcohol-free\b", low):
-        p, r = _domain_terms("alcohol")
-        out.append(Forbid("alcohol", matcher(p, tuple(r)), where="reply", ask="leave out anything with alcohol"))
-    avoid = [*re.finditer(_AVOID_RX, body, flags=re.I), *re.finditer(_KEEP_OUT_RX, body, flags=re.I),
-             *re.finditer(_NOGO_RX, body, flags=re.I),
-             *re.finditer(_AVOID_VERB_RX, body, flags=re.I)]
-    for m in avoid:
-        if re.search(r"\bnot (?:just|only)\s*$", body[max(0, m.start() - 12): m.start() + 8], re.I) or \
-                re.match(r"not (?:just|only)\b", m.group(0), re.I):
-            continue  # "not just -e" means "more than", not a ban
-        np = _np(m.group("np"))
-        if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
+    if re.match(r"\s*(?:mg|g|kg|km|m|ml|l|cm|mm|kcal|calories|cal|minutes?|mins?|hours?|words?|characters?|steps?|"
+                r"reps?|sets?|miles?|mph|%|percent|people|pages?)\b", low[m.end():]):
+        return False  # "under 1,500 mg of sodium" is not a price
+    ctx = re.search(_PRICE_CTX, low)
+    if ctx:
+        out.append(PriceCap(_money(m), matcher([ctx.group(1).split()[-1]])))
+        return True
+    if re.search(r"[\u20ac$\u00a3]|\b(?:euros?|eur|dollars?|usd|pounds?|gbp)\b", m.group(0).lower()):
+        out.append(PriceCap(_money(m)))
+        return True
+    return False
+
+
+@builder("must_include")
+def _must_include(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Every hotel must have a pool": a required feature of the things the rule names."""
+    subj_text, np_text = m.group("subj").lower(), m.group("np").lower()
+    if re.search(r"\b(you|reply|replies|answer|answers|response|responses|code|function|commit)\b", subj_text):
+        return False
+    terms = _content_words(_np(np_text))
+    subj = [w for w in _content_words(subj_text)]
+    if terms and subj:
+        out.append(Require(" ".join(terms[:3]), matcher(terms[:3]), about=matcher(subj[-1:]),
+                           ask=f"make sure it comes with {' '.join(terms[:3])}"))
+        return True
+    return False
+
+
+@builder("always_np")
+def _always_np(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Aisle seats, always": the named kind of thing wanted."""
+    ws = [w for w in tx.words(m.group("np").lower()) if w not in _STOP]
+    if len(ws) >= 2 and tx.stem(ws[-1]) in _PREFER_HEADS:
+        out.append(Require(" ".join(ws), matcher(ws[:-1]), about=matcher([ws[-1]]), ask=f"get me {' '.join(ws)}"))
+        return True
+    return False
+
+
+@builder("bores_me")
+def _bores_me(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Museums bore me", "not into nightlife": leave that subject out."""
+    np = m.group("np").lower()
+    mt = _subject_terms(np)
+    if mt is not None:
+        label = " ".join(_content_words(np)[:3])
+        out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
+    return False
+
+
+@builder("currency")
+def _currency(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Prices in euros": no other currency (the stage goes on when totals are asked for too)."""
+    low = body.lower()
+    g = m.group(1).lower()
+    cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
+           "jpy": "yen"}.get(g, g.rstrip("s"))
+    others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
+    out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
+                      ask=f"give the prices in {cur}s",
+                      skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
+    return not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low)
+
+
+@builder("walking_distance")
+def _walking_distance(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Within walking distance": somewhere to stay that is a walk away."""
+    out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
+                                                    "walkable", "around the corner"]),
+                       about=matcher(_LODGING), ask="pick somewhere I can walk from"))
+    return True
+
+
+@builder("friendly_places")
+def _friendly_places(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Pet-friendly", "travel with our dog": places that welcome them."""
+    key = (m.group(1) or m.group(4)).lower()
+    key = {"cat": "pet"}.get(key, key)
+    out.append(Require(f"{key}-friendly places", matcher(_FRIENDLY.get(key, [key])), about=matcher(_STAYS),
+                       ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
+                       f"check that places are {key}-friendly"))
+    return True
+
+
+@builder("not_before_hour")
+def _not_before_hour(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Nothing before 9am": no times in the early hours."""
+    low = body.lower()
+    if not 5 <= int(m.group(1)) <= 12:
+        return False
+    hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
+    rx = (rf"(?<![\u20ac$\u00a3\d.,])\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
+    out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
+                      ask=f"move it to after {m.group(1)} in the morning",
+                      skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
+                      if re.search(r"\b(depart\w*|leav\w*|flights?|trains?|buses|bus|start\w*)\b", low) else ""))
+    return True
+
+
+@builder("nonstop")
+def _nonstop(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Direct flights only": no connections."""
+    p, r = _domain_terms("layover")
+    out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
+                      ask="find me a nonstop option",
+                      about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
+    return True
+
+
+@builder("diet")
+def _diet(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I'm vegetarian": no dishes the diet rules out (labelled by what it bans)."""
+    d = m.group("d").lower() if m.group("d") else None
+    key = _DIET_MAP.get((d or m.group("d2").lower()).replace("  ", " "))
+    if key:
+        p, r = _domain_terms(key)
+        out.append(Forbid(f"{_DIET_BANS.get(key, key)} items", matcher(p, tuple(r)), where="reply",
+                          ask=f"stick to {d or 'gluten-free'} options"))
+    return False
+
+
+@builder("no_alcohol")
+def _no_alcohol(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I don't drink": nothing with alcohol."""
+    p, r = _domain_terms("alcohol")
+    out.append(Forbid("alcohol", matcher(p, tuple(r)), where="reply", ask="leave out anything with alcohol"))
+    return False
+
+
+@builder("avoid")
+def _avoid(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Avoid X, Y and Z", "keep X out", "X is a no-go": a ban on each named thing."""
+    if re.search(r"\bnot (?:just|only)\s*$", body[max(0, m.start() - 12): m.start() + 8], re.I) or \
+            re.match(r"not (?:just|only)\b", m.group(0), re.I):
+        return False  # "not just -e" means "more than", not a ban
+    np = _np(m.group("np"))
+    if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
+        return False
+    for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+        if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
             continue
-        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
-            if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
+        lit = _literal_code(part)
+        if lit:
+            out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="any", ask=f"drop the {lit[0]}"))
+            continue
+        if re.match(r"\s*(?:new\s+|extra\s+|more\s+|additional\s+|third-party\s+)+(?:dependenc\w*|packages?|librar\w*)\b",
+                    part, re.I):
+            rule = _action("forbid", "add new dependencies")
+            if rule:
+                out.append(rule)
                 continue
-            lit = _literal_code(part)
-            if lit:
-                out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="any", ask=f"drop the {lit[0]}"))
-                continue
-            if re.match(r"\s*(?:new\s+|extra\s+|more\s+|additional\s+|third-party\s+)+(?:dependenc\w*|packages?|librar\w*)\b",
-                        part, re.I):
-                rule = _action("forbid", "add new dependencies")
-                if rule:
-                    out.append(rule)
-                    continue
-            mt = _subject_terms(part)
-            if mt is not None:
-                core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
-                                r"when|where)\b", part, maxsplit=1, flags=re.I)[0]
-                label = " ".join(_content_words(core)[:3]) or core
-                out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
-    if out:
-        return
-    gated: list[str] = []
-    req = [(m, m.group("v").lower()) for m in re.finditer(_REQUIRE_RX, body, flags=re.I)]
-    req += [(m, "end with") for m in re.finditer(_END_WITH_RX, body, flags=re.I)]
-    for m, verb in req:
-        np = _np(m.group("np"))
-        if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
-                    r"more than|fewer|less than)\b", np, re.I):
-            continue
-        full = m.group(0) + body[m.end(): m.end() + 80]
-        where = "start" if re.search(r"\b(start|begin|open|lead)\b", verb) or re.search(
-            r"\b(at the (?:very )?(?:top|start|beginning)|up front|before (?:step 1|anything else|the first)|first thing)\b",
-            full, re.I) else "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) and not re.search(
-            r"\bnot\b[^.]{0,25}\bend\b", full, re.I) else "reply"
-        parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
-                          r"any|all)\b", np, maxsplit=1, flags=re.I)
-        np2 = parts2[0]
-        tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
-        np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
-        np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
-        cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
-            "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
-            "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
-            "pick", "see", "know", "check", "look", "think", "want", "draft", "drafts", "version", "material", "answer",
-            "reply", "result", "results")]
-        if not cw:
-            continue
-        if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
-            out.append(Require("a question for me", Matcher((), (r"\?", r"\byour turn\b", r"\btry (?:this|these|it|one)\b",
-                                                                 r"\bnow (?:you|try)\b", r"\b(?:solve|calculate|work out)\b")),
-                               where=where,
-                               ask="finish with a quick question I can try"))
-            continue
-        why = _not_content_np(verb, np2, cw)
-        if why:
-            gated.append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
-            continue
-        groups = []
-        for w in cw:
-            st = tx.stem(w)
-            extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
-            rxs = ((r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()) + _REQ_REGEX.get(st, ())
-            groups.append(matcher([w] + [e for e in extra if e != "$"], rxs))
-        scope = [w for w in _content_words(m.groupdict().get("scope") or "")
-                 if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
-                                      "messages", "them", "it", "one")]
-        about_words = tail[:1] + scope[:1]
-        rest = np[len(parts2[0]):] if len(parts2) > 1 else ""
-        doc = re.search(r"\bin\s+(?:the|your|my|all|each|every|any)\s+([\w\- ]{3,30})$", rest, re.I)
-        per_item = bool(re.match(r"\s*(?:for|of|on|in|with)\s+(?:each|every)\b", rest, re.I))
-        if doc:
-            about_words = [" ".join(_content_words(doc.group(1))[:2])] if _content_words(doc.group(1)) else []
-        elif per_item and not about_words:
-            item = _content_words(parts2[1])[:1]
-            about_words = [w for w in item if tx.stem(w) not in _GENERIC]
-        per_item = per_item and not doc and bool(about_words)
-        for w in list(about_words):
-            about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
-        out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
-                                ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None,
-                                per_item=per_item))
-    if out:
-        return
-    for m in re.finditer(_PREFER_RX, body, flags=re.I):
-        np = _np(m.group("np"))
-        ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
-        if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()) or re.search(r"\d", np):
-            continue
-        head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
-        if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:
-            continue
-        out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
-                           ask=f"I'd rather have {np.lower()}"))
-    if not out and gated:
-        out.append(Unknown(reason=gated[0]))
+        mt = _subject_terms(part)
+        if mt is not None:
+            core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
+                            r"when|where)\b", part, maxsplit=1, flags=re.I)[0]
+            label = " ".join(_content_words(core)[:3]) or core
+            out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
+    return False
+
+
+@builder("require_terms")
+def _require_terms_v(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Always include the total cost", "end with a question": the named content is required."""
+    return _require_terms(body, m, m.group("v").lower(), out, state)
+
+
+@builder("end_with")
+def _end_with(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"End every day with a dinner option": the named content closes the reply."""
+    return _require_terms(body, m, "end with", out, state)
+
+
+def _require_terms(body: str, m: re.Match, verb: str, out: list[Check], state: dict) -> bool:
+    np = _np(m.group("np"))
+    if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
+                r"more than|fewer|less than)\b", np, re.I):
+        return False
+    full = m.group(0) + body[m.end(): m.end() + 80]
+    where = "start" if re.search(r"\b(start|begin|open|lead)\b", verb) or re.search(
+        r"\b(at the (?:very )?(?:top|start|beginning)|up front|before (?:step 1|anything else|the first)|first thing)\b",
+        full, re.I) else "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) and not re.search(
+        r"\bnot\b[^.]{0,25}\bend\b", full, re.I) else "reply"
+    parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
+                      r"any|all)\b", np, maxsplit=1, flags=re.I)
+    np2 = parts2[0]
+    tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
+    np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
+    np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
+    cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
+        "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
+        "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
+        "pick", "see", "know", "check", "look", "think", "want", "draft", "drafts", "version", "material", "answer",
+        "reply", "result", "results")]
+    if not cw:
+        return False
+    if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
+        out.append(Require("a question for me", Matcher((), (r"\?", r"\byour turn\b", r"\btry (?:this|these|it|one)\b",
+                                                             r"\bnow (?:you|try)\b", r"\b(?:solve|calculate|work out)\b")),
+                           where=where,
+                           ask="finish with a quick question I can try"))
+        return False
+    why = _not_content_np(verb, np2, cw)
+    if why:
+        state.setdefault("gated", []).append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
+        return False
+    groups = []
+    for w in cw:
+        st = tx.stem(w)
+        extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
+        rxs = ((r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()) + _REQ_REGEX.get(st, ())
+        groups.append(matcher([w] + [e for e in extra if e != "$"], rxs))
+    scope = [w for w in _content_words(m.groupdict().get("scope") or "")
+             if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
+                                  "messages", "them", "it", "one")]
+    about_words = tail[:1] + scope[:1]
+    rest = np[len(parts2[0]):] if len(parts2) > 1 else ""
+    doc = re.search(r"\bin\s+(?:the|your|my|all|each|every|any)\s+([\w\- ]{3,30})$", rest, re.I)
+    per_item = bool(re.match(r"\s*(?:for|of|on|in|with)\s+(?:each|every)\b", rest, re.I))
+    if doc:
+        about_words = [" ".join(_content_words(doc.group(1))[:2])] if _content_words(doc.group(1)) else []
+    elif per_item and not about_words:
+        item = _content_words(parts2[1])[:1]
+        about_words = [w for w in item if tx.stem(w) not in _GENERIC]
+    per_item = per_item and not doc and bool(about_words)
+    for w in list(about_words):
+        about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
+    out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
+                            ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None,
+                            per_item=per_item))
+    return False
+
+
+@builder("prefer")
+def _prefer(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I prefer boutique hotels": the named kind of the thing wanted."""
+    np = _np(m.group("np"))
+    ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
+    if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()) or re.search(r"\d", np):
+        return False
+    head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
+    if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:
+        return False
+    out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
+                       ask=f"I'd rather have {np.lower()}"))
+    return False
 
 
 def per_item_hint(np: str) -> bool:
@@ -1054,8 +1074,10 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     out = [c for c in out if not _superseded(c, drop, text)]
     kind_checks = [k for k in kind_checks if not _redundant(k, out)]
     out = kind_checks + out
-    if not out:
-        _rule_domain(body, out)
+    if not out:  # the domain stage reads what a rule without any other kind wants or avoids
+        state = run_stage("domain", body, out)
+        if not out and state.get("gated"):
+            out.append(Unknown(reason=state["gated"][0]))
     if not any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
         ex = kinds.example_forbid(text)
         if ex is not None:
