@@ -9,10 +9,16 @@ A kind may also say how it is recognised in a rule's text (``recognise``): alter
 set of patterns that must all match the lower-cased rule (``all``), patterns that must not
 (``none``), the check it compiles to with literal parameters (``params``) or parameters read from
 the rule (``flags``: a parameter is true when its pattern matches), and the generic checks it
-supersedes (``drop``). ``{NEG}`` and ``{MONTHS}`` in a pattern stand for shared cues. The first
-alternative that matches fires, once. :func:`recognise_data` runs them; the rest of the
-recognisers still live as code in ``_kinds.recognise`` and ``_interpreter`` (issue 15 moves them
-here one kind at a time).
+supersedes (``drop``). ``{NEG}``, ``{MONTHS}`` and ``{NUM}`` in a pattern stand for shared cues. The
+first alternative that matches fires, once. :func:`recognise_data` runs them.
+
+A kind may also carry ``rules``: cue rules that run inside one named stage of the text compiler
+(``_interpreter._RULES``: length, items, brevity, tone, suggestions, format, parts, cleanup, code,
+actions, substitution; plus forbid_verbs and the fallback domain stage), in a fixed order across all
+kind files. A cue's places and their polarity come from the shared clause-negation stage; checks
+are built from the file (check class by name, lexicons by ``$NAME``) or, where a parameter needs
+normalising, by a named reader or builder registered in ``_param_readers``. The recognisers in
+``_kinds.recognise`` are still code (issue 15 moves them next).
 """
 
 from __future__ import annotations

@@ -4,7 +4,11 @@ The text grammar recognises the common kinds of preference: length limits, brevi
 forbidden content, list/heading/table/JSON/markdown format, tone (pleasantries, apologies,
 emojis, hedging), unsolicited suggestions, workspace cleanup, asking before acting, actions never
 to take or always to take, code conventions, tool substitutions ("use X instead of Y") and things a
-traveller avoids or prefers. Conditions ("when ...", "unless ...") are split off. A preference
+traveller avoids or prefers. Their cues live in the kind files (``toolkit/resources/compliance/
+kinds/*.yaml``, ``rules``), run stage by stage (:data:`_RULES`) by ``_catalogue_data.run_stage``;
+this module keeps the clause split, the shared negation-scope reading of a cue (:func:`cue_places`)
+and the named builders that turn a matched cue into checks. Conditions ("when ...", "unless ...")
+are split off. A preference
 with no recognisable cue compiles to :class:`~toolkit.simuser.checks.Unknown`, so the simulator
 stays silent and says why.
 """
@@ -162,9 +166,6 @@ def cue_places(body: str, pattern: str) -> list[tuple[int, bool]]:
         neg = neg or bool(_POST_NEG_RX.match(body[m.end(): m.end() + 90]))
         out.append((m.start(), neg))
     return out
-
-
-_cue = cue_places
 
 
 def _content_words(phrase: str) -> list[str]:
