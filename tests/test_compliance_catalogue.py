@@ -47,3 +47,40 @@ def test_kinds_recognised_from_data_compile_their_must_flag_examples() -> None:
         found = [bool({type(c).__name__ for c in recognise_data(ex.rule)[0]} & set(k.checks))
                  for ex in k.examples.must_flag]
         assert all(found) or (k.kind in PARTLY_IN_CODE and any(found)), (k.kind, found)
+
+
+@pytest.mark.parametrize(("text", "label"), [("I am vegetarian.", "meat items"),
+                                             ("I'm vegan, so keep that in mind for restaurants.", "animal-product items")])
+def test_a_diet_check_names_what_the_diet_bans(text: str, label: str) -> None:
+    """A vegetarian bans meat: the check is labelled by the banned things, not by the diet's name."""
+    labels = [getattr(c, "label", None) for c in compile_text(text)[0]]
+    assert labels == [label]
+
+
+def test_the_text_compiler_has_no_rule_recognisers_in_code() -> None:
+    """The ``_rule_*`` recognisers moved into kind files: the compiler's stages are data, run by name."""
+    import inspect
+
+    from toolkit.compliance import _interpreter
+    from toolkit.compliance._catalogue_data import stage_rules
+
+    src = inspect.getsource(_interpreter)
+    assert "def _rule_" not in src
+    stages = [s for s in _interpreter._RULES if isinstance(s, str)]
+    assert stages == list(_interpreter._RULES)  # every stage is data
+    for stage in (*stages, "forbid_verbs", "domain"):
+        assert stage_rules(stage), f"stage {stage} has no cue rules in any kind file"
+
+
+def test_cue_rule_files_validate_their_names() -> None:
+    """A kind file naming an unknown check class, lexicon reader or builder fails to load."""
+    from pydantic import ValidationError
+
+    from toolkit.compliance._catalogue_data import CueRule, Emit
+
+    with pytest.raises(ValidationError):
+        Emit(check="NoSuchCheck")
+    with pytest.raises(ValidationError):
+        Emit(check="Forbid", read={"x": "no_such_reader"})
+    with pytest.raises(ValidationError):
+        CueRule(stage="tone", order=1, emit=Emit(check="NoMarkdown"), build="substitute", cue="x", places="plain")

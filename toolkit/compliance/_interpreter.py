@@ -4,7 +4,11 @@ The text grammar recognises the common kinds of preference: length limits, brevi
 forbidden content, list/heading/table/JSON/markdown format, tone (pleasantries, apologies,
 emojis, hedging), unsolicited suggestions, workspace cleanup, asking before acting, actions never
 to take or always to take, code conventions, tool substitutions ("use X instead of Y") and things a
-traveller avoids or prefers. Conditions ("when ...", "unless ...") are split off. A preference
+traveller avoids or prefers. Their cues live in the kind files (``toolkit/resources/compliance/
+kinds/*.yaml``, ``rules``), run stage by stage (:data:`_RULES`) by ``_catalogue_data.run_stage``;
+this module keeps the clause split, the shared negation-scope reading of a cue (:func:`cue_places`)
+and the named builders that turn a matched cue into checks. Conditions ("when ...", "unless ...")
+are split off. A preference
 with no recognisable cue compiles to :class:`~toolkit.simuser.checks.Unknown`, so the simulator
 stays silent and says why.
 """
@@ -18,29 +22,25 @@ from functools import lru_cache
 from toolkit import text as tx
 from toolkit.compliance import _kinds as kinds
 from toolkit.compliance import _lexicons as lx
+from toolkit.compliance._catalogue_data import run_stage
 from toolkit.compliance._checks import (
     ActionRule,
     Check,
-    Cleanup,
     CodeStyle,
-    CommitFormat,
     Forbid,
     Headings,
-    JsonFields,
-    ListFormat,
     Matcher,
     MaxCount,
     MaxItems,
     MinCount,
-    NoMarkdown,
     PriceCap,
     Require,
     RequireTerms,
-    Table,
     Unknown,
     matcher,
 )
 from toolkit.compliance._conditions import SYNONYMS, Conditional
+from toolkit.compliance._param_readers import builder
 from toolkit.compliance._types import Rule
 
 _GENERIC = frozenset(lx.GENERIC_NOUNS | {tx.stem(w) for w in lx.GENERIC_NOUNS})
@@ -152,7 +152,7 @@ _POST_NEG_RX = re.compile(
     r"(must|should|may|can|will)( not|n't)\b|never\b|cannot\b|are not|is not|aren't|isn't)", re.I)
 
 
-def _cue(body: str, pattern: str) -> list[tuple[int, bool]]:
+def cue_places(body: str, pattern: str) -> list[tuple[int, bool]]:
     """Positions of a cue and whether each is negated in its clause (before or after the cue)."""
     out = []
     for m in re.finditer(pattern, body, flags=re.I):
@@ -242,20 +242,6 @@ def _subject_terms(phrase: str) -> Matcher | None:
 
 
 # -- cue rules -------------------------------------------------------------------------------
-_NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|" \
-       r"forty|fifty|sixty|eighty|a hundred|hundred|single|a couple of|a few)"
-_UNITS = r"(words?|sentences?|lines?|paragraphs?|characters?|chars|bullets?|bullet points?|items?)"
-_MAX_RX = re.compile(
-    r"(?P<op>under|below|less than|fewer than|no more than|not more than|at most|max(?:imum)?(?: of)?|up to|"
-    r"within|shorter than|exceed(?:s|ing)?|longer than|more than|over|past|beyond|above|limit(?:ed)? (?:it |them |replies |"
-    r"answers |responses )?to|keep (?:it|them|replies|answers|responses|things) (?:to|at|under)|"
-    r"capped at|in)\s+" + _NUM + r"(?:[- ]" + _UNITS + r")", re.I)
-_MAX_RX2 = re.compile(_NUM + r"[- ]" + _UNITS + r"\s+(?:or (?:fewer|less|under|below|shorter)|max(?:imum)?|tops|at most|limit)",
-                      re.I)
-_MIN_RX = re.compile(r"(?:at least|minimum of|no fewer than|no less than|a minimum of)\s+" + _NUM + r"\s+" + _UNITS,
-                     re.I)
-
-
 def _unit(u: str) -> str:
     u = u.lower().rstrip("s")
     u = {"char": "character", "bullet point": "bullet", "item": "bullet"}.get(u, u)
@@ -270,418 +256,68 @@ def _part_limit(body: str, start: int, end: int) -> bool:
                           re.I) or re.match(r"\s+(?:of|for|in)\s+(?:the\s+)?(tl;?dr|summary|intro)", body[end: end + 20], re.I))
 
 
-def _rule_length(body: str, out: list[Check]) -> None:
-    if re.search(r"\b(commit message|docstring|function|method|class|file|pr description|title|"
-                 r"subject line|variable name)s?\b", body, re.I) and not re.search(
-                     r"\b(repl(y|ies)|answers?|responses?|messages? to me|summar(y|ies))\b", body, re.I):
-        m = re.search(r"\b(functions?|methods?)\b[^.]*?" + r"(?:under|below|at most|no more than|less than|"
-                      r"shorter than|longer than|over)\s+(\d+)\s+lines", body, re.I)
-        if m:
-            out.append(CodeStyle("max_function_lines", int(m.group(2))))
-        m = re.search(r"\blines?\b[^.]*?(?:under|below|at most|no more than|over|longer than|exceed\w*|"
-                      r"wrap(?:ped)? at|within)\s+(\d+)\s+(?:characters|chars|columns)", body, re.I)
-        if m:
-            out.append(CodeStyle("max_line_length", int(m.group(1))))
+@builder("function_lines")
+def _function_lines(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Keep functions under 40 lines"."""
+    out.append(CodeStyle("max_function_lines", int(m.group(2))))
+
+
+@builder("line_length")
+def _line_length(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Lines under 100 characters" in code."""
+    out.append(CodeStyle("max_line_length", int(m.group(1))))
+
+
+@builder("length_limit")
+def _length_limit(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Under 100 words", "no more than 3 sentences" (a cap), "more than 200 words" when wanted (a floor)."""
+    op = m.group("op").lower()
+    n = tx.parse_number(m.group(2))
+    if n is None or _part_limit(body, m.start(), m.end()):
+        return  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
+    unit = _unit(m.group(3))
+    if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
+            re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
+                                                                                   m.start()], re.I) and \
+            not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
+        out.append(MinCount(unit, n + 1))
+    elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e|fit|fits|fitting)\w*\s+$",
+                                      body[: m.start()], re.I):
         return
-    for m in _MAX_RX.finditer(body):
-        op = m.group("op").lower()
-        n = tx.parse_number(m.group(2))
-        if n is None:
-            continue
-        if _part_limit(body, m.start(), m.end()):
-            continue  # a limit on one part ("a TL;DR of three sentences") is not a limit on the whole reply
-        unit = _unit(m.group(3))
-        if op in ("more than", "over", "past", "beyond", "above") and not _neg_before(body, m.start()) and \
-                re.search(r"\b(at least|minimum|want|give me|write|include|need)\b", body[max(0, m.start() - 40):
-                                                                                       m.start()], re.I) and \
-                not re.search(r"\btoo\b", body[m.end(): m.end() + 30]):
-            out.append(MinCount(unit, n + 1))
-        elif op == "in" and not re.search(r"\b(answer|reply|respond|explain|keep|summari[sz]e|fit|fits|fitting)\w*\s+$",
-                                          body[: m.start()], re.I):
-            continue
-        else:
-            out.append(MaxCount(unit, n, per_line=unit == "characters" and bool(re.search(
-                r"\b(headlines?|titles?|subject lines?|taglines?|slogans?|tweets?|captions?|names?|labels?|"
-                r"button text|alt text)\b", body, re.I))))
-    for m in re.finditer(_NUM + r"\s*(?:or|to|-)\s*" + _NUM + r"\s+" + _UNITS + r"\s+(?:is|are|should be)?\s*"
-                         r"(?:plenty|enough|fine|the max|max|tops|ideal|about right)", body, re.I):
-        n = tx.parse_number(m.group(2))
-        if n:
-            out.append(MaxCount(_unit(m.group(3)), n))
-    for m in _MAX_RX2.finditer(body):
-        n = tx.parse_number(m.group(1))
-        if n and not _part_limit(body, m.start(), m.end()):
-            out.append(MaxCount(_unit(m.group(2)), n))
-    for m in _MIN_RX.finditer(body):
-        n = tx.parse_number(m.group(1))
-        if n:
-            out.append(MinCount(_unit(m.group(2)), n))
-    m = re.search(r"\b(one|single|1)[- ](sentence|line|paragraph)\s+(answers?|repl(y|ies)|responses?)", body, re.I)
-    if m:
-        out.append(MaxCount(_unit(m.group(2)), 1))
+    else:
+        out.append(MaxCount(unit, n, per_line=unit == "characters" and bool(re.search(
+            r"\b(headlines?|titles?|subject lines?|taglines?|slogans?|tweets?|captions?|names?|labels?|"
+            r"button text|alt text)\b", body, re.I))))
 
 
-def _rule_brevity(body: str, out: list[Check]) -> None:
-    if any(isinstance(c, MaxCount) for c in out):
-        return
-    if re.search(r"\b(function|commit|variable|name|title|meeting|trip|flight|walk|layover|stay|drive)s?\b",
-                 body, re.I) and not re.search(r"\b(repl|answer|respon|explanation|message|summar|update|"
-                                               r"write-?up)", body, re.I):
-        return
-    for pos, neg in _cue(body, r"\b(concise|brief|succinct|terse|short|tight|compact|"
-                               r"crisp|shorter)\b"):
-        if re.search(r"\b(in|for|on|to)\s+$", body[max(0, pos - 6): pos]) or re.match(
-                r"\w+\s+(summary|summaries|note|notes|list|description|comment|intro|overview|line|sentence|"
-                r"tl;?dr|recap|paragraph|title|header|explanation of why|reason|justification)\b", body[pos:], re.I) or \
-                re.match(r"short\s+(questions?|tasks?|fix|change|requests?)\b", body[pos:], re.I):
-            continue
-        neg = tx.negated_at(body, pos, window=3)
-        if neg:
-            out.append(MinCount("words", 40))
-        else:
-            out.append(MaxCount("words", 150, soft=True))
-        return
-    for _pos, neg in _cue(body, r"\b(verbose|verbosity|long[- ]winded|rambl\w*|walls? of text|essays?|"
-                               r"padding|waffle|lengthy|long (answers|replies|responses|explanations))\b"):
-        if neg:
-            out.append(MaxCount("words", 150, soft=True))
-        return
-    for _pos, neg in _cue(body, r"\b(detailed|thorough|in-depth|in depth|comprehensive|elaborate)\b"):
-        if not neg:
-            out.append(MinCount("words", 80))
-        return
+@builder("length_range")
+def _length_range(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Two or three sentences is plenty": the upper end caps it."""
+    n = tx.parse_number(m.group(2))
+    if n:
+        out.append(MaxCount(_unit(m.group(3)), n))
 
 
-def _rule_tone(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    blunt = re.search(r"\b(blunt|no-nonsense|matter-of-fact|curt|dry|businesslike|strictly professional|"
-                      r"just the facts)\b", low)
-    for _pos, neg in _cue(body, r"\b(pleasantr\w*|niceties|small talk|courtesy markers?|flattery|"
-                               r"sycophan\w*|compliments?|chit-?chat|fluff|filler|buttering|enthusias\w*|"
-                               r"gush\w*|cheerleading|praise)\b"):
-        if neg or blunt:
-            out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES, lx.ENTHUSIASM_RX), task_override=False,
-                              ask="skip the niceties and just give me the content"))
-            break
-    for _pos, neg in _cue(body, r"\b(apolog\w*|sorry|saying sorry)\b"):
-        if neg or blunt or re.search(r"\b(stop|quit)\b", low):
-            out.append(Forbid("apologies", matcher(lx.APOLOGIES), task_override=False,
-                              ask="no need to apologise, just fix it"))
-            break
-    if blunt and not any(isinstance(c, Forbid) and c.label == "pleasantries" for c in out):
-        out.append(Forbid("pleasantries", matcher(lx.PLEASANTRIES + lx.APOLOGIES, lx.ENTHUSIASM_RX),
-                          task_override=False, ask="drop the pleasantries"))
-    for _pos, neg in _cue(body, r"\b(preamble|intro(duction)?s?|meta-?commentary|narrat\w*|throat-?clearing|"
-                               r"warm-?up|lead-?in|restat\w* (the|my) question)\b"):
-        if neg:
-            out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
-                              task_override=False, ask="start with the answer itself"))
-            break
-    if re.search(r"\b(get|go|jump|cut|skip) (straight|directly|right)? ?to the (point|answer)|"
-                 r"\bstraight to the point|\blead with the answer|\banswer first\b", low):
-        out.append(Forbid("preamble", matcher(lx.PREAMBLE, lx.PREAMBLE_RX), where="start",
-                          task_override=False, ask="start with the answer itself"))
-    for _pos, neg in _cue(body, r"(?<![-\w])(friendly|polite|warm|courteous|respectful|considerate|kind|personable)\b(?!-)"
-                             r"(?!\s+(?:of\b|rent|water|weather|clothes|clothing|coats?|jackets?|climates?|places?|rooms?|food|meals?|drinks?|days?|months?|countr\w*|destinations?|beach\w*|layers?|-?up|colou?rs?|light))"):
-        if not neg and not re.search(r"\b(plain|brief|short|matter-of-fact|professional|concise|direct|no fluff|neutral|"
-                                     r"but not|without)\b", low):
-            out.append(Require("a courteous word", matcher(lx.COURTESY, (r"!",)),
-                               ask="add a friendly word or two"))
-        break
-    for _pos, neg in _cue(body, r"\b(emojis?|emoticons?|smileys?)\b"):
-        out.append(Forbid("emoji", Matcher((), (tx.EMOJI_RE.pattern, *lx.EMOJI_WORD_RX)),
-                          ask="no emoji, please") if neg else
-                   Require("an emoji", Matcher((), (tx.EMOJI_RE.pattern,))))
-        break
-    for _pos, neg in _cue(body, r"\b(exclamation (marks?|points?)|exclamations)\b"):
-        if neg:
-            out.append(Forbid("exclamation marks", Matcher((), (r"(?<![=!<>])!(?!=)",)), task_override=False,
-                              ask="tone down the exclamation marks"))
-        break
-    if re.search(r"\b24[- ]?(hour|hr|h)\b|\bmilitary time\b", low):
-        out.append(Forbid("12-hour times", Matcher((), (r"\b\d{1,2}(:\d\d)?\s?(am|pm|a\.m\.|p\.m\.)",)),
-                          task_override=False, ask="write times on the 24-hour clock"))
-    for _pos, neg in _cue(body, r"\b(hype|hyp(ing|ed)|superlatives?|marketing[- ]speak|salesy|sales pitch|"
-                               r"overselling|oversell|gushing|breathless|evangeli\w*)\b"):
-        if neg or re.search(r"\b(neutral|objective|balanced|measured|sober)\b", low):
-            out.append(Forbid("hype", matcher(lx.HYPE), task_override=False, ask="tone it down and stay neutral"))
-        break
-    for _pos, neg in _cue(body, r"\b(hedg\w*|waffl\w*|wishy-?washy|non-?committal|it depends)\b"):
-        if neg:
-            out.append(Forbid("hedging", matcher(lx.HEDGES), task_override=False,
-                              ask="commit to an answer instead of hedging"))
-        break
-    if re.search(r"\bcommit to (a|one|an) (single )?(answer|recommendation|choice|option)\b|"
-                 r"\bjust (pick|choose|recommend) one\b|\bone (clear )?recommendation\b", low):
-        out.append(Forbid("hedging", matcher(lx.HEDGES + ("alternatively", "option b", "option 2")),
-                          task_override=False, ask="just give me your pick"))
+@builder("length_limit_after")
+def _length_limit_after(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"200 words max"."""
+    n = tx.parse_number(m.group(1))
+    if n and not _part_limit(body, m.start(), m.end()):
+        out.append(MaxCount(_unit(m.group(2)), n))
 
 
-def _rule_suggestions(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    end = re.search(r"\b(end|finish|close|wrap up|conclude)\w*\b[^.]{0,40}\b(suggestion|next step|follow-?up|"
-                    r"recommendation|idea)", low)
-    if end and not _neg_before(body, end.start()):
-        out.append(Require("a suggested next step", matcher(lx.SUGGESTIONS, (*lx.SUGGESTION_RX, r"\?")), where="end",
-                           ask="close with a concrete next step I could take"))
-        return
-    for pos, neg in _cue(body, r"\b(unsolicited|unrequested|unasked[- ]for|extra|additional|further|"
-                               r"follow-?up|proactive|unprompted)?\s*(suggestions?|next steps?|advice|"
-                               r"recommendations?|ideas|tips)\b"):
-        seg = low[pos: pos + 60]
-        if neg or re.search(r"unsolicited|unrequested|unasked|unprompted", seg):
-            if re.search(r"unsolicited|unrequested|unasked|unprompted|next step|extra|additional|further|"
-                         r"only (to|what|answer|respond)|beyond", low):
-                out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS,
-                                  (r"^\s*(tip|bonus|suggestion)s?:",)), task_override=False,
-                                  ask="just answer what I asked, no extra suggestions"))
-                return
-    if re.search(r"\b(only|just) (respond|answer|reply|do) (to )?(what|my|the)\b", low):
-        out.append(Forbid("unrequested suggestions", matcher(lx.SUGGESTIONS), task_override=False,
-                          ask="stick to what I asked"))
-    for _pos, neg in _cue(body, r"\b(keep|keeps|keeping)? ?(asking|ask) (for )?(confirmation|permission|"
-                               r"whether to continue|if (i|you) should continue)|\bfragments?\b|"
-                               r"\bholistic\b|\bcomplete (answer|solution)\b|\bfull solution\b"):
-        if neg or re.search(r"holistic|complete|full solution|don't (break|split)|fragments", low):
-            if not re.search(r"\b(increment|one step at a time|single (small )?step)", low):
-                out.append(Forbid("piecemeal check-ins", matcher(lx.CONFIRM_SEEKING), where="end",
-                                  task_override=False, ask="give me the whole thing in one go"))
-                return
-    if re.search(r"\b(increments?|one step at a time|single (small )?step|step by step and (ask|check))", low) and \
-            re.search(r"\b(ask|check|confirm)\w*\b", low):
-        out.append(Require("a check-in before continuing",
-                           matcher(lx.CONFIRM_SEEKING, (r"\?\s*$",)), where="end",
-                           ask="go one step at a time and check with me before moving on"))
+@builder("length_minimum")
+def _length_minimum(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"At least 3 paragraphs"."""
+    n = tx.parse_number(m.group(1))
+    if n:
+        out.append(MinCount(_unit(m.group(2)), n))
 
 
-def _rule_format(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    for pos, neg in _cue(body, r"\b(bullet(ed)?( points?| lists?)?|bullets|bulleted|dash(ed)? lists?|"
-                               r"list format|lists)\b"):
-        if re.search(r"numbered", low[max(0, pos - 15): pos]):
-            continue
-        out.append(ListFormat(numbered=False, required=not neg,
-                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
-        break
-    for _pos, neg in _cue(body, r"\b(numbered (steps|lists?|items?|points?)|number(ed)? (each|the) steps?|"
-                               r"step numbers|numbers for each step)\b"):
-        out.append(ListFormat(numbered=True, required=not neg,
-                              steps_only=bool(re.search(r"\b(steps?|instructions?|how-?tos?|procedures?)\b", low))))
-        break
-    for _pos, neg in _cue(body, r"\b(headings?|section (titles|headers)|headers? for (each )?sections?|"
-                               r"markdown headers?|section headers?)\b"):
-        if re.search(r"\b(?:go(?:es)?|put|move|belongs?)\s+(?:it\s+|them\s+)?under\b", low):
-            break  # "anything over 30 goes under a separate heading" places some items
-        out.append(Headings(required=not neg))
-        break
-    for _pos, neg in _cue(body, r"\b(markdown|formatting)\b"):
-        if neg:
-            out.append(NoMarkdown())
-        break
-    if re.search(r"\bplain[- ]text\b", low) and not any(isinstance(c, NoMarkdown) for c in out) and not re.search(
-            r"\b(math|maths|equations?|formulas?|formulae|latex|tokens?|passwords?|keys?|secrets?|credentials?)\b", low):
-        out.append(NoMarkdown())
-    for _pos, neg in _cue(body, r"\b(in a table|as a table|(markdown|comparison|summary) tables?|tabular|"
-                               r"tables?)\b"):
-        if re.search(r"\b(database|sql|db)\b", low) or re.search(r"\bon the table\b", low) and not re.search(
-                r"\b(in a table|as a table|markdown|tabular|tables)\b", low):
-            break
-        out.append(Table(required=not neg))
-        break
-    for _pos, neg in _cue(body, r"\b(raw )?(urls?|hyperlinks?|web ?links?|links)\b"):
-        if neg:
-            out.append(Forbid("raw links", Matcher((), lx.URL_RX), task_override=False,
-                              ask="describe where to find it instead of pasting links"))
-        break
-    if re.search(r"\b(as|in) (a |unified )?(diffs?|patch(es)?)\b|\bdiff format\b", low):
-        out.append(Require("a diff", Matcher((), (r"^\s*[+-](?![+-])\s?\S", r"^@@", r"```diff")),
-                           about=Matcher((), (r"```",)), ask="show me the change as a diff"))
-    m = re.search(r"(?<![.\w-])json\b(?!\s*(?:files?|config|schemas?|lockfiles?|lock)\b)", low)
-    if m and not _neg_before(body, m.start()) and re.search(r"\b(return|output|respond|reply|answer|format|give|"
-                                                            r"send|as|in|valid|only|with|emit|print)\w*\b", low):
-        fields = re.findall(r"`([A-Za-z_][\w\-]*)`", body) or re.findall(r"\"([A-Za-z_][\w\-]*)\"", body)
-        if not fields:
-            fm = re.search(r"\b(?:fields?|keys?|properties)\s*(?:called|named|:)?\s+([\w, ]+?)(?:[.;]|$)", body, re.I)
-            if fm:
-                fields = [w for w in re.split(r",\s*|\s+and\s+|\s+", fm.group(1)) if w and w not in _STOP]
-        out.append(JsonFields(tuple(fields)))
-
-
-def _rule_required_parts(body: str, out: list[Check]) -> None:
-    low = body.lower()
-
-    def where_for(pos: int) -> str:
-        seg = low[max(0, pos - 50): pos + 40]
-        if re.search(r"\b(end|bottom|close|closing|finish|final|last|conclude|wrap)", seg):
-            return "end"
-        if re.search(r"\b(start|top|begin|open|first|upfront|up front|lead)", seg):
-            return "start"
-        return "reply"
-
-    for pos, neg in _cue(body, r"\btl;?\s?dr\b|\btldr\b|\bone[- ]line summary\b"):
-        if not neg:
-            out.append(Require("a TL;DR line", matcher((), lx.TLDR_RX), where=where_for(pos)))
-        return
-    for pos, neg in _cue(body, r"\b(summary|summari[sz]e|key takeaways?|takeaways|recap|key points)\b"):
-        lead = low[max(0, pos - 40): pos]
-        if not neg and not re.search(r"\bcommit\b", low) and re.search(
-                r"\b(include|add|give|end|finish|close|start|open|begin|lead|wrap|put|with|always|need|want|"
-                r"provide|append|top)\w*\b[^.;]*$", lead) and not re.search(
-                r"\b(summar\w*)\s+(should|must|need|needs|go|have to|has to|are|is|stay|to|of what|as a)\b|"
-                r"\bkeep\b", low) and not re.search(r"\b(bullet|bullets|bullet points|bulleted)\b", low):
-            out.append(Require("a short summary", matcher(lx.SUMMARY, lx.TLDR_RX), where=where_for(pos),
-                               min_sentences=4, ask="wrap up with the key takeaways"))
-        break
-    for _pos, neg in _cue(body, r"\b(?<!the )(?<!product )(outline|overview|roadmap)\b"):
-        if not re.search(r"\b(start|begin|open|lead|give|include|first|up front|top)\w*\b", low):
-            break
-        if not neg:
-            out.append(Require("an outline up front", matcher(lx.OUTLINE, (r"\bfirst\b.*\bthen\b",)),
-                               where="start", min_sentences=4, ask="start by sketching what you'll cover"))
-        break
-    for pos, neg in _cue(body, r"\b(examples?|analog(y|ies)|metaphors?|illustrations?)\b"):
-        if re.search(r"\bexample\b", low[pos: pos + 12]) and re.search(r"\(e\.g|for example,", low[pos - 3: pos + 3]):
-            continue
-        if not neg and (re.search(r"\bexamples?\s+(?:\w+\s+)?(?:must|should|need to|have to)\s+(?:use|be|show|have)\b", low)
-                        or kinds.named_languages(body)):
-            break  # a rule about how examples look, or which languages they come in, not a wish for one
-        out.append(Require("a concrete example", matcher(lx.EXAMPLES), min_sentences=2,
-                           ask="ground it with a concrete example") if not neg else
-                   Forbid("examples", matcher(("for example", "for instance", "e.g")), task_override=False))
-        break
-    for _pos, neg in _cue(body, r"\b(confidence( estimates?| levels?| scores?)?|how (sure|confident|certain))\b"):
-        if not neg:
-            out.append(Require("a confidence estimate", matcher((), lx.CONFIDENCE_RX),
-                               ask="put a rough confidence level on the result"))
-        break
-    for pos, neg in _cue(body, r"\b(trade-?offs?|pros and cons|multiple (viable )?(approaches|options|"
-                               r"alternatives|solutions)|alternatives|several options|options)\b"):
-        if neg:
-            out.append(Forbid("a menu of options", matcher(("alternatively", "option b", "option 2",
-                                                            "another option", "or you could")),
-                              task_override=False, ask="just pick the best one"))
-        elif re.search(r"trade|pros|multiple|alternatives|several", low[pos: pos + 30]):
-            out.append(Require("options with their trade-offs", matcher(lx.TRADEOFFS),
-                               ask="lay out the alternatives and what each costs you"))
-        break
-    for _pos, neg in _cue(body, r"\b(assumptions?|step[- ]by[- ]step (reasoning|derivation)|reasoning|"
-                               r"derivations?|justify|justification|show (your|the) work)\b"):
-        if not neg:
-            lexicon = lx.ASSUMPTIONS if "assum" in low else lx.REASONING + lx.ASSUMPTIONS
-            out.append(Require("stated assumptions and reasoning", matcher(lexicon), min_sentences=2,
-                               ask="spell out your assumptions and how you got there"))
-        break
-    for _pos, neg in _cue(body, r"\b(big picture|high-level|high level|intuition|principles?)\b"):
-        if not neg and re.search(r"\b(before|first|start|begin|lead)\b", low):
-            out.append(Require("the big picture first", matcher(lx.INTUITION), where="start", min_sentences=3,
-                               ask="give me the intuition before the details"))
-        break
-    for _pos, neg in _cue(body, r"\b(sources?|citations?|cite|references?|links?)\b"):
-        if re.search(r"\b(source (code|file|tree)|open source)\b", low):
-            break
-        if re.search(r"\b(?:change|edit|fix|update|modify|regenerate|read|open)\s+(?:the\s+|its\s+)?source\b", low) and \
-                not re.search(r"\b(sources|citations?|cite|references)\b", low):
-            break
-        if not re.search(r"\b(cite|citing|citations?|references|sources (?:for|of|to|with|behind)|back (?:it|them|this|"
-                         r"claims?|figures?|numbers?) up|link to (?:the )?(?:original )?source|name (?:the|your) sources?|"
-                         r"(?:with|include|add|give|list|provide|show) (?:the |your |a |proper )?sources?|source for|"
-                         r"where (?:it|this|the \w+) (?:comes|came) from)\b", low):
-            break  # "the source language", "reads a source()", "<source>" are not requests for citations
-        if not re.search(r"\b(sources?|citations?|cite|references?)\b", low) and not re.search(
-                r"\blinks? to (?:the |a |your |its )?(?:source|original|paper|study|article|docs?|documentation)|"
-                r"\b(?:include|add|give|provide|always)\b[^.]{0,15}\blinks?\b", low):
-            break  # "a link" as a call to action or "link included" in a length limit is not a source
-        if not neg and re.search(r"\b(cite|include|give|add|provide|link|with|list|name|state|mention|"
-                                 r"attribute|say where|tell me where)\w*\b", low):
-            out.append(Require("sources", matcher((), lx.SOURCES_RX), ask="back it up with sources"))
-        break
-
-
-def _rule_cleanup(body: str, out: list[Check]) -> None:
-    low = body.lower()
-    if re.search(r"\b(clean(ing)?[- ]?up|tidy|remov\w*|delet\w*|get rid of|don't leave|do not leave|never leave|"
-                 r"leave (no|behind)|left ?over|leftovers?|litter|stray|lying around|purg\w*|wip\w*|nothing in the "
-                 r"(repo|repository|workspace|root)|poking around|no\s+(?:[\w-]+\s+)?(?:scratch|temp|tmp|debug|"
-                 r"throwaway|backup)|hand (?:it|the \w+) back)\b|\bno\s+\.(?:bak|orig|tmp)\b", low) and \
-            re.search(r"\b(temp(orary)?|tmp|scratch|debug(ging)?|throwaway|throw-away|stray|leftover|"
-                      r"left ?over|intermediate|backups?|\.bak|logs?|log files|generated|artifacts?|"
-                      r"__pycache__|helper (scripts?|files?)|test scripts?|one-off|repro|junk|workspace|working tree|"
-                      r"exploratory|notebooks?|dumps?|csv dumps?|experiments?|sandbox|playground|working cop(?:y|ies)|"
-                      r"old versions?|intermediate versions?|"
-                      r"files? (that )?(you|i) (make|made|create|created|add|added|generate|generated|write|wrote))\b",
-                      low):
-        extra = []
-        for m in re.finditer(r"`([^`]+)`|([\w.-]*\*[\w.*-]*)", body):
-            g = m.group(1) or m.group(2)
-            if g:
-                extra.append(g.lower())
-        for m in re.finditer(r"(?<![\w/*])\.(txt|log|out|tmp|bak|orig|rej|swp|prof|dump|pkl|npy)\b|(?<![\w/])(tmp|temp|scratch)/",
-                             body, re.I):
-            extra.append(f"*.{m.group(1).lower()}" if m.group(1) else f"{m.group(2).lower()}/*")
-        for word, gl in (("output", ("*output*",)), ("dump", ("*dump*",)), ("plot", ("*.png", "*.svg")),
-                         ("figure", ("*.png", "*.svg")), ("image", ("*.png", "*.jpg")), ("screenshot", ("*.png",)),
-                         ("cache", ("*cache*",)), ("notebook", ("*.ipynb",)),
-                         ("log", ("*.log",)), ("profil", ("*.prof",))):
-            if re.search(r"\b" + word, low):
-                extra.extend(gl)
-        globs = lx_temp_globs() + tuple(e if any(ch in e for ch in "*?") else f"*{e}*" for e in extra)
-        out.append(Cleanup(globs=globs))
-
-
-def lx_temp_globs() -> tuple[str, ...]:
-    from toolkit.compliance._checks import TEMP_GLOBS
-
-    return TEMP_GLOBS
-
-
-def _rule_code(body: str, out: list[Check]) -> None:
-    low = body.lower()
-
-    def add_forbid(label: str, rx: tuple[str, ...], ask: str) -> None:
-        out.append(Forbid(label, Matcher((), rx), where="code", task_override=False, ask=ask))
-
-    for _pos, neg in _cue(body, r"\b(print statements?|print calls?|debug(ging)? prints?|prints?\(\)|print\(\)|"
-                               r"console\.log|print debugging|stray prints?|debug output|debug logging)\b"):
-        if neg or re.search(r"\b(remove|strip|clean|delete|get rid|leave)\b", low):
-            add_forbid("debug prints", lx.PRINTS_RX, "take the debug prints out")
-        break
-    for _pos, neg in _cue(body, r"\b(todos?|fixmes?|todo comments?)\b"):
-        if neg or re.search(r"\b(remove|strip|resolve|leave)\b", low):
-            add_forbid("TODO markers", lx.TODO_RX, "resolve or drop the TODOs")
-        break
-    for _pos, neg in _cue(body, r"\b(commented[- ]out code|dead code|commented[- ]out (lines|blocks))\b"):
-        if neg or re.search(r"\b(remove|strip|delete|leave)\b", low):
-            add_forbid("commented-out code", lx.COMMENTED_CODE_RX, "delete the commented-out code")
-        break
-    for _pos, neg in _cue(body, r"\b(breakpoints?|pdb|debugger statements?)\b"):
-        if neg or re.search(r"\b(remove|strip|leave)\b", low):
-            add_forbid("breakpoints", lx.BREAKPOINT_RX, "remove the breakpoint calls")
-        break
-    for _pos, neg in _cue(body, r"\b(wildcard|star) imports?\b|import \*"):
-        if neg:
-            add_forbid("wildcard imports", lx.WILDCARD_RX, "import names explicitly")
-        break
-    for _pos, neg in _cue(body, r"\b`?any`? type\b|\btype `?any`?\b|\b(as|to) `?any`?\b(?! (other|of|more|longer))|"
-                               r"`any`"):
-        if neg:
-            add_forbid("the any type", lx.TS_ANY_RX, "give it a real type instead of any")
-        break
-    for _pos, neg in _cue(body, r"\b(type hints?|type annotations?|type[- ]annotat\w*|typed signatures?|"
-                               r"annotat\w* (\w+ ){0,3}(functions?|signatures?|parameters|arguments|return)|"
-                               r"static(ally)? typ\w*|type signatures?)"):
-        if not neg:
-            out.append(CodeStyle("type_hints"))
-        break
-    for _pos, neg in _cue(body, r"\bdocstrings?\b"):
-        if not neg:
-            out.append(CodeStyle("docstrings"))
-        break
-    for _pos, neg in _cue(body, r"\b(inline )?comments\b"):
-        if neg and not re.search(r"commented|todo|review comments|pr comments", low):
-            out.append(CodeStyle("no_comments"))
-        break
-    if re.search(r"\bf-?strings?\b", low) and re.search(r"\b(use|prefer|instead|always|only)\b", low):
-        add_forbid("old-style string formatting", lx.OLD_FORMAT_RX, "use f-strings")
+@builder("one_unit")
+def _one_unit(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"One-sentence answers"."""
+    out.append(MaxCount(_unit(m.group(2)), 1))
 
 
 _DEP_STEMS = frozenset(tx.stem(w) for w in ("dependency", "dependencies", "package", "packages", "library",
@@ -820,52 +456,6 @@ def _action(mode: str, phrase: str) -> ActionRule | None:
                       solo_verbs=solo)
 
 
-_ASK_PATTERNS = (
-    r"\b(?:never|don't|do not)\s+(?P<act>[^.;\-\u2013\u2014]+?)\s*(?:yourself|on your own)?\s*(?:[-\u2013\u2014,;:(]|\bbut\b)+"
-    r"\s*(?:always\s+|please\s+)?(?:ask|check with|confirm with|run it by)\b",
-    r"\b(?:ask|check with me|check in|confirm|get (?:my |an? )?(?:ok|okay|approval|permission|sign-?off|"
-    r"go-ahead|green light)|run it by me|consult me|talk to me|let me (?:know|decide|approve))\s*(?:with me|me|us)?"
-    r"\s*(?:for (?:(?:a |an |my |the )?(?:confirmation|approval|permission|go-ahead|ok|okay|sign-?off)))?"
-    r"\s*(?:first\s*)?(?:before|prior to)\s+(?P<act>[^.;]+)",
-    r"\b(?:never|don't|do not|no|not)\s+(?P<act>[^.;]+?)\s+(?:without|w/o)\s+(?:first\s+)?(?:asking|checking|"
-    r"my (?:ok|okay|approval|permission|sign-?off|go-ahead|say-?so)|confirm\w*|consulting|approval|permission)",
-    r"\b(?:before|prior to)\s+(?P<act>[^,.;]+),\s*(?:always\s+)?(?:ask|check|confirm|get)",
-    r"\b(?:only|never|don't|do not)\s+(?P<act>[^.;]+?)\s+(?:after|once|until|unless)\s+(?:i|i've|i have|you've|you have)\s+"
-    r"(?:approve|confirm|say so|ok|agree|said so|given)",
-    r"\b(?P<act>[^.;]+?)\s+(?:needs?|requires?)\s+(?:my\s+)?(?:explicit\s+)?(?:approval|sign-?off|ok|permission)",
-)
-_FORBID_ACT = (r"\b(?:never|don't|do not|must not|mustn't|shouldn't|should never|no)\s+(?:ever\s+)?"
-               r"(?P<act>(?:force[- ])?(?:push|commit|merge|deploy|install|delete|remove|modify|edit|touch|add|introduce|"
-               r"pull in|bring in|"
-               r"change|rewrite|refactor|upgrade|bump|rebase|reset|drop|rename|overwrite|amend|squash|"
-               r"alter|downgrade|publish|release|wipe|run|execute|invoke|launch|restart|kill)\w*\b[^.;]*)")
-_REQUIRE_ACT = (
-    r"(?:^|[.;]\s+)(?:please\s+)?(?P<act>(?:run|execute|rerun|re-run)\s+(?:the\s+|all\s+|your\s+)?(?:unit\s+)?"
-    r"(?:tests?|test suite|suite|linters?|type ?check\w*|pytest|eslint|ruff|tsc|mypy|flake8|pylint)\b[^.;,]*)",
-    r"\b(?:always|make sure (?:to|you)|be sure to|remember to|must|should always)\s+(?P<act>(?:run|execute|"
-    r"rerun|re-run|lint|format|type-?check|update|add|write|bump|document|test)\b[^.;,]*)",
-    r"\b(?P<act>(?:run|execute|rerun|re-run)\b(?:[^.;,]|\.{3}|\.(?=\S))*?)\s+before\s+(?:you\s+)?(?:finish|hand|say|declar|report|"
-    r"call|submit|open|push|commit|wrap|tell|claim|mark)",
-    r"\bbefore (?:you )?(?:finish|hand|say|declar|report|call|submit|open|push|commit|wrap|tell|claim|mark)"
-    r"[^,.]*,\s*(?P<act>(?:run|execute|rerun|re-run)\b[^.;]+)",
-    r"\b(?:every|each|any) (?:[\w-]+ ){0,2}?changes? (?:needs|must have|should (?:come with|have|get)|gets|requires)\s+"
-    r"(?P<act>(?:[^.;]|\.(?=\w))+)",
-    r"\b(?:new|every|each|any|all)\s+(?:public\s+)?(?:functions?|features?|endpoints?|modules?|classes?|code|changes?|"
-    r"methods?)\s+(?:should|must|needs? to|has to|have to|ought to)\s+(?:come with|have|include|ship with|be covered "
-    r"by|get)\s+(?P<act>[^.;]+)",
-    r"\b(?:don't|do not|never) (?:say|claim|report|tell me|declare|assume) (?:that )?(?:it'?s |it is |you'?re |"
-    r"something |it |anything |things )?(?:is |are )?(?:done|finished|fixed|working|complete|works|work)\w*\s+"
-    r"(?:until|unless|before|without)\s+(?:you(?:'ve| have)?\s+)?(?:actually\s+|really\s+)?(?P<act>[^.;]+)",
-)
-
-
-_CHECK_PASSES = (r"\b(?:make sure|ensure|check|verify)\s+(?:that\s+)?(?:the\s+|all\s+)?`?(?:[\w./-]+\s+)??(?P<act>linter|lint|tests?|test suite|"
-                 r"suite|type ?check\w*|formatter|build|ci)\s+(?:passes|pass|is green|are green|is clean|succeeds|"
-                 r"runs clean)",
-                 r"\b(?:the\s+)?(?P<act>linter|lint|tests?|test suite|type ?check\w*|build|ci)\s+(?:must|should|has to|"
-                 r"have to|needs? to)\s+(?:pass|be green|be clean|succeed)")
-
-
 def _extra_tools(act: str, first: ActionRule | None) -> list[Check]:
     """"run go test and go vet": one more require rule per further tool the phrase names."""
     parts = [p.strip(" `") for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s+plus\s+", act) if p.strip()]
@@ -883,82 +473,89 @@ def _extra_tools(act: str, first: ActionRule | None) -> list[Check]:
     return out
 
 
-def _rule_actions(body: str, out: list[Check]) -> None:
-    taken: list[tuple[int, int]] = []
-    for m in re.finditer(r"(?:^|[.;]\s*)(?P<act>[\w\- ]{3,40}?)\s+(?:is|are)\s+(?:strictly\s+|totally\s+)?(?:off[- ]limits|"
-                         r"forbidden|not allowed|banned|a no-go|never ok(?:ay)?|out of the question)", body, flags=re.I):
-        rule = _action("forbid", m.group("act"))
-        if rule:
-            out.append(rule)
-            taken.append(m.span())
-    for rx in _CHECK_PASSES:
-        for m in re.finditer(rx, body, flags=re.I):
-            for tool in dict.fromkeys(w.lower() for w in re.findall(r"[\w-]+", body)
-                                      if w.lower() in _TOOL_KIND or w.lower() in ("clippy", "vet")):
-                if tool not in m.group(0).lower():
-                    out.append(ActionRule("require", f"running {tool}", frozenset(lx.ACTION_VERBS["run"]),
-                                          matcher([tool]), (rf"\b{re.escape(tool)}\b",), (), (),
-                                          todo=f"run {tool} before you report back"))
-            act = m.group("act").lower()
-            act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
-                else "run the tests"
-            rule = _action("require", act)
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for rx in _ASK_PATTERNS:
-        for m in re.finditer(rx, body, flags=re.I):
-            rule = _action("ask", m.group("act"))
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for rx in _REQUIRE_ACT:
-        for m in re.finditer(rx, body, flags=re.I):
-            act = m.group("act")
-            if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
-                act = "run the tests"
-            rule = _action("require", act)
-            out.extend(_extra_tools(act, rule))
-            if rule is not None and rx is _REQUIRE_ACT[-1] and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
-                rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
-                                              r"finished|complete)\b")
-            if rule:
-                out.append(rule)
-                taken.append(m.span())
-    for m in re.finditer(_FORBID_ACT, body, flags=re.I):
-        if any(s <= m.start() < e for s, e in taken):
-            continue
-        if re.match(r"no\s+\w+ing\s*,", m.group(0), re.I):
-            continue  # "No running, jumping, deep squats or lunges" lists things to avoid
-        act = m.group("act")
-        if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
-                      r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
-            continue
-        rule = _action("forbid", act)
-        if rule:
-            out.append(rule)
+def _take(rule: ActionRule | None, m: re.Match, out: list[Check], state: dict) -> None:
+    if rule:
+        out.append(rule)
+        state.setdefault("taken", []).append(m.span())
 
 
-_SUBST = (
-    r"\b(?:use|take|choose|pick|go with|book|write|run|stick to|stick with|go by|travel by|get there by|"
-    r"go on|travel on)\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:instead of|rather than|not|over|in place of)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
-    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
-    r"\bprefer\s+(?P<x>[\w.\-/@+# ]{1,30}?)\s+(?:to|over|instead of|rather than)\s+(?P<y>[\w.\-/@+# ]{1,30}?)"
-    r"(?=[.;,)]|$|\s+(?:for|when|in|unless|whenever|if|because|as)\b)",
-    r"\b(?P<x>[\w.\-/@+#]+),\s+(?:not|never)\s+(?P<y>[\w.\-/@+# ]{1,30}?)(?=[.;,)]|$)",
-    r"\b(?:never|don't|do not|no|avoid|stop)\s+(?:use|using|add|adding|introduce|introducing|reach(?:ing)? for)\s+"
-    r"(?P<y>[\w.\-/@+#]+(?: [\w.\-/@+#]+)?)(?=[.;,)]|$|\s+(?:for|when|in|unless|anywhere|anymore|ever|because)\b)",
-)
+@builder("off_limits")
+def _off_limits(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Force-pushing is off limits": a forbidden action."""
+    _take(_action("forbid", m.group("act")), m, out, state)
+
+
+@builder("check_passes")
+def _check_passes(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Make sure the tests pass": run them (and each checking tool the rule names elsewhere)."""
+    for tool in dict.fromkeys(w.lower() for w in re.findall(r"[\w-]+", body)
+                              if w.lower() in _TOOL_KIND or w.lower() in ("clippy", "vet")):
+        if tool not in m.group(0).lower():
+            out.append(ActionRule("require", f"running {tool}", frozenset(lx.ACTION_VERBS["run"]),
+                                  matcher([tool]), (rf"\b{re.escape(tool)}\b",), (), (),
+                                  todo=f"run {tool} before you report back"))
+    act = m.group("act").lower()
+    act = "run the linter" if act.startswith("lint") else "run the type check" if act.startswith("type") \
+        else "run the tests"
+    _take(_action("require", act), m, out, state)
+
+
+@builder("ask_before")
+def _ask_before(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Ask before you delete anything": an action to ask about first."""
+    _take(_action("ask", m.group("act")), m, out, state)
+
+
+def _require(m: re.Match, out: list[Check], state: dict, *, claim: bool) -> None:
+    act = m.group("act")
+    if re.match(r"\s*(?:verify|verifying|check|checking)\b", act, re.I):
+        act = "run the tests"
+    rule = _action("require", act)
+    out.extend(_extra_tools(act, rule))
+    if rule is not None and claim and re.search(r"\b(works?|working|fixed)\b", m.group(0), re.I):
+        rule = replace(rule, claim_rx=r"\b(works?|working|fixed|should work|done|solved|resolved|passes|"
+                                      r"finished|complete)\b")
+    _take(rule, m, out, state)
+
+
+@builder("require_act")
+def _require_act(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Always run the tests": a required action (and one per further tool named)."""
+    _require(m, out, state, claim=False)
+
+
+@builder("require_before_claim")
+def _require_before_claim(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Don't say it works until you've run it": a required action; a claim of success without it counts."""
+    _require(m, out, state, claim=True)
+
+
+@builder("forbid_act")
+def _forbid_act(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Never push to main": a forbidden action, unless an earlier action rule already read this place."""
+    if any(s <= m.start() < e for s, e in state.get("taken", [])):
+        return
+    if re.match(r"no\s+\w+ing\s*,", m.group(0), re.I):
+        return  # "No running, jumping, deep squats or lunges" lists things to avoid
+    act = m.group("act")
+    if re.search(r"\b(comments?|emojis?|summar\w*|bullets?|headings?|notes?|explanations?|disclaimers?|"
+                 r"caveats?|apolog\w*|suggestions?)\b", act, re.I):
+        return
+    rule = _action("forbid", act)
+    if rule:
+        out.append(rule)
+
+
 _CODEY = re.compile(r"\b(librar|package|tool|command|framework|module|function|import|cli|npm|pip|python|"
                     r"javascript|typescript|code|syntax|runner|manager|dependenc|api|sdk|shell|script|"
                     r"query|orm|class|method|test|lint|format)", re.I)
 
 
-def _rule_substitution(body: str, out: list[Check]) -> None:
-    for rx in _SUBST:
-        for m in re.finditer(rx, body, flags=re.I):
-            for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
-                _substitute(body, m, y, out)
+@builder("substitute")
+def _substitute_all(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Use X instead of Y", "never use Y": a ban on each named Y (the preferred X goes into the ask)."""
+    for y in re.split(r"\s+or\s+|\s*,\s*|\s+and\s+|\s*/\s*", m.group("y").strip()):
+        _substitute(body, m, y, out)
 
 
 def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
@@ -995,36 +592,6 @@ def _substitute(body: str, m: re.Match, y: str, out: list[Check]) -> None:
                       else f"keep {ylow} out of it"))
 
 
-_NOGO_RX = (r"(?:^|[.;,]\s*)(?P<np>[\w\-' ]{2,40}?)\s+(?:is|are)\s+(?:a\s+|an\s+|totally\s+|completely\s+)?"
-            r"(?:no-go|no go|off[- ]limits|out of the question|(?:a )?deal-?breakers?|not for (?:me|us)|not my thing|"
-            r"banned|forbidden|out|a hard no|never ok(?:ay)?)\b")
-_KEEP_OUT_RX = r"\bkeep\s+(?:any\s+|all\s+)?(?P<np>[^.;,]+?)\s+(?:out|away)\b"
-_AVOID_VERB_RX = (r"\b(?:don't|do not|never|won't|will not|wouldn't|'d rather not|would rather not|prefer not to|"
-                  r"rather not)\s+(?:stay|go|eat|drink|fly|book|visit|use|take|"
-                  r"want|like|enjoy|ride|sleep|travel|sit|choose|pick|rent|hire|buy|order|drive|wear|watch|slip|sneak|"
-                  r"throw|push|suggest|recommend|mention)\s+"
-                  r"(?:me\s+|us\s+|them\s+)?(?:in|at|on|to|with|by|for|into)?\s*"
-                  r"(?P<np>[^.;:!?]+)")
-_AVOID_RX = (r"\b(?:(?:don't|do not|never) want to see|nothing(?: too| very| overly| really)?|don't suggest|do not suggest|don't recommend|do not recommend|never suggest|never recommend|"
-             r"don't include|do not include|don't book|do not book|never book|leave out|no|avoid|avoids|dislike|dislikes|hate|hates|detest|can't stand|cannot stand|don't like|do not like|"
-             r"don't want|do not want|don't eat|don't drink|do not eat|never eat|never drink|don't do|won't do|"
-             r"won't eat|won't fly|don't fly|never fly|refuse to|am allergic to|i'm allergic to|allergic to|"
-             r"aversion to|not a fan of|steer clear of|stay away from|uncomfortable (?:with|in|around|on|at)|"
-             r"afraid of|scared of|fear of|not interested in|no interest in|can't have|cannot have|"
-             r"can't eat|cannot eat|intolerant to|intolerance to|sensitive to|tired of|keep away from|"
-             r"exclude|skip|no more)\s+(?P<np>[^.;:!?]+)")
-_DIET_RX = r"\b(?:(?:i(?:'m| am)|we(?:'re| are)|as)\s+(?:a\s+|an\s+)?(?:strict\s+)?|i\s+(?:follow|keep|eat|stick to)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?)" \
-           r"(?P<d>vegetarian|vegan|meat-free|plant-based|pescatarian|gluten-free|lactose[- ]intolerant|dairy-free|" \
-           r"sober|teetotal|halal|kosher|keto)|\b(?:i have |i've got )?(?P<d2>coeliac|celiac)\b"
-_PREFER_RX = (r"\b(?:i\s+)?(?:prefer|only want|only like|love|always (?:book|choose|pick|get|stay in|stay at|fly|"
-              r"take|want|go for|sit in)|want|like|favor|favour)\s+(?P<np>[^.;:!?]+)")
-_END_WITH_RX = (r"\b(?:end|finish|close|wrap up|conclude|round off|sign off)\s+(?:every|each|all|any|the|my|your)?\s*"
-                r"(?P<scope>(?:\w+\s+){0,2}?)with\s+(?P<np>[^.;!?]+)")
-_REQUIRE_RX = (r"(?:^|[.;:]\s*|\b(?:always|make sure (?:to|you)|be sure to|remember to|please|must|should)\s+)(?:also\s+)?"
-               r"(?P<v>include|mention|add|list|show|give|state|provide|note|cite|specify|put|report|say|keep|spell out|"
-               r"contain|quote|display|"
-               r"tell me|flag|point out|call out|end with|start with|begin with|open with|close with|finish with|"
-               r"sign off with|lead with)\s+(?P<np>[^.;!?]+)")
 _REQ_SYNONYMS = {"run": ["so far", "cumulative", "running", "to date", "total"], "cost": ["price", "$", "total", "usd", "eur", "budget"], "pric": ["cost", "$", "total"],
                  "total": ["total", "sum", "overall", "altogether"], "time": ["hour", "minute", "am", "pm", "min", "mins", "hr", "hrs"],
                  "distanc": ["km", "mile", "minute walk", "walk", "minutes", "blocks", "away", "metres", "meters"],
@@ -1051,6 +618,8 @@ _DIET_MAP = {"meat-free": "vegetarian", "coeliac": "gluten", "celiac": "gluten",
              "pescatarian": "meat", "gluten-free": "gluten", "lactose intolerant": "lactose",
              "lactose-intolerant": "lactose", "dairy-free": "dairy", "sober": "alcohol", "teetotal": "alcohol",
              "halal": "pork", "kosher": "pork"}
+#: what a diet whose word names what it keeps (not what it bans) rules out, for the check's label
+_DIET_BANS = {"vegetarian": "meat", "vegan": "animal-product", "plant-based": "animal-product"}
 
 
 _STAYS = ["hotel", "stay", "restaurant", "apartment", "room", "inn", "hostel", "b&b", "airbnb", "cafe", "lodge",
@@ -1086,208 +655,258 @@ def _literal_code(part: str) -> tuple[str, str] | None:
     return core, rx
 
 
-def _rule_domain(body: str, out: list[Check]) -> None:
+def _money(m: re.Match) -> int:
+    return int(m.group(1).replace(",", ""))
+
+
+@builder("price_cap")
+def _price_cap(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Under 150 a night": a price cap, about what the rule prices (a night, a ticket) when it says."""
     low = body.lower()
-    m = re.search(r"\b(?:under|below|less than|no more than|max(?:imum)?(?: of)?|at most|up to|within|cheaper than|"
-                  r"caps?\s+(?:\w+\s+){0,3}?at|cap is|limit is|limit of|"
-                  r"(?:nothing|not|never|no \w+)\s+(?:over|above|more than|pricier than|costing more than))\s+"
-                  r"(?:[\u20ac$\u00a3]\s?)?(\d[\d,]*)\s*(?:euros?|eur|dollars?|usd|pounds?|gbp|[\u20ac$\u00a3])?", low)
-    if m and re.match(r"\s*(?:mg|g|kg|km|m|ml|l|cm|mm|kcal|calories|cal|minutes?|mins?|hours?|words?|characters?|steps?|"
-                      r"reps?|sets?|miles?|mph|%|percent|people|pages?)\b", low[m.end():]):
-        m = None  # "under 1,500 mg of sodium" is not a price
-    if m and re.search(_PRICE_CTX, low):
-        ctx = re.search(_PRICE_CTX, low).group(1)
-        out.append(PriceCap(int(m.group(1).replace(",", "")), matcher([ctx.split()[-1]])))
-        return
-    if m and re.search(r"[\u20ac$\u00a3]|\b(?:euros?|eur|dollars?|usd|pounds?|gbp)\b", m.group(0)):
-        out.append(PriceCap(int(m.group(1).replace(",", ""))))
-        return
-    m = re.search(r"^\s*(?:the\s+|a\s+|every\s+|each\s+|any\s+|all\s+)?(?P<subj>[\w\- ]{3,30}?)\s+(?:must|should|has to|"
-                  r"have to|needs? to)\s+(?:always\s+)?(?:include|have|come with|offer|provide)\s+(?P<np>[^.;!?]+)", low)
-    if m and not re.search(r"\b(you|reply|replies|answer|answers|response|responses|code|function|commit)\b",
-                           m.group("subj")):
-        terms = _content_words(_np(m.group("np")))
-        subj = [w for w in _content_words(m.group("subj"))]
-        if terms and subj:
-            out.append(Require(" ".join(terms[:3]), matcher(terms[:3]), about=matcher(subj[-1:]),
-                               ask=f"make sure it comes with {' '.join(terms[:3])}"))
-            return
-    m = re.search(r"^\s*(?P<np>[\w\- ]{3,30}?)\s*[,\u2014-]+\s*(?:always|only|please|every time|each time)\s*[.!]?\s*$", low)
-    if m:
-        ws = [w for w in tx.words(m.group("np")) if w not in _STOP]
-        if len(ws) >= 2 and tx.stem(ws[-1]) in _PREFER_HEADS:
-            out.append(Require(" ".join(ws), matcher(ws[:-1]), about=matcher([ws[-1]]), ask=f"get me {' '.join(ws)}"))
-            return
-    for rx in (r"(?:^|[.;]\s*)(?P<np>[\w\- ]{3,30}?)\s+(?:bores?|bore me|annoys? me|(?:is|are) boring|(?:is|are) "
-               r"not (?:for me|my thing)|don't interest me|do nothing for me|leave me cold)",
-               r"\b(?:i find|find)\s+(?P<np>[\w\- ]{3,30}?)\s+(?:boring|tedious|dull|annoying|overrated)",
-               r"\bnot (?:into|interested in|a fan of|big on)\s+(?P<np>[^.;,!?]{3,40})"):
-        for m in re.finditer(rx, low):
-            mt = _subject_terms(m.group("np"))
-            if mt is not None:
-                label = " ".join(_content_words(m.group("np"))[:3])
-                out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
-    if out:
-        return
-    m = re.search(r"\b(?:prices?|costs?|amounts?|figures|everything|money|sums?|totals?|revenue|spend)\b[^.;]{0,20}\bin\s+"
-                  r"(?:us\s+|u\.s\.\s+|american\s+)?(euros?|eur|\u20ac|dollars?|"
-                  r"usd|\$|pounds?|gbp|\u00a3|yen|jpy)\b", low)
-    if m:
-        cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
-               "jpy": "yen"}.get(m.group(1), m.group(1).rstrip("s"))
-        others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
-        out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
-                          ask=f"give the prices in {cur}s",
-                          skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
-        if not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low):
-            return
-    if re.search(r"\bwalking distance\b|\bwalkable\b|\bwithin (a )?(short )?walk\b|\bon foot\b", low):
-        out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
-                                                        "walkable", "around the corner"]),
-                           about=matcher(_LODGING), ask="pick somewhere I can walk from"))
-        return
-    m = re.search(r"\b(pet|dog|kid|child|family|wheelchair)[- ](friendly|accessible|welcome)\b|\btravel with (our|my) "
-                  r"(dog|pet|cat)\b", low)
-    if m:
-        key = m.group(1) or m.group(4)
-        key = {"cat": "pet"}.get(key, key)
-        out.append(Require(f"{key}-friendly places", matcher(_FRIENDLY.get(key, [key])), about=matcher(_STAYS),
-                           ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
-                           f"check that places are {key}-friendly"))
-        return
-    m = re.search(r"\b(?:nothing|no \w+|not|never)\s+(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.)?", low) or \
-        re.search(r"\b(?:nothing|no|never|don't|do not)\b[^.]{0,30}?\b(?:leav\w*|depart\w*|start\w*|up|out)\s+(?:\w+\s+)?"
-                  r"(?:before|earlier than)\s+(\d{1,2})(?::\d\d)?\s?(am|a\.m\.|in the morning|o'clock)?", low)
-    if m and 5 <= int(m.group(1)) <= 12:
-        hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
-        rx = (rf"(?<![\u20ac$\u00a3\d.,])\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
-        out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
-                          ask=f"move it to after {m.group(1)} in the morning",
-                          skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
-                          if re.search(r"\b(depart\w*|leav\w*|flights?|trains?|buses|bus|start\w*)\b", low) else ""))
-        return
-    m = re.search(r"\b(direct|non-?stop) flights?\b|\bno (layovers?|connections|stopovers?)\b", low)
-    if m:
-        p, r = _domain_terms("layover")
-        out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
-                          ask="find me a nonstop option",
-                          about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
-        return
-    for m in re.finditer(_DIET_RX, low):
-        key = _DIET_MAP.get((m.group("d") or m.group("d2")).replace("  ", " "))
-        if key:
-            p, r = _domain_terms(key)
-            out.append(Forbid(f"{key} items", matcher(p, tuple(r)), where="reply",
-                              ask=f"stick to {m.group('d') or 'gluten-free'} options"))
-    if re.search(r"\b(don't|do not|never|doesn't|won't) drink\b|\bsober\b|\bteetotal|\bno alcohol\b|"
-                 r"\bavoid alcohol\b|\balcohol-free\b", low):
-        p, r = _domain_terms("alcohol")
-        out.append(Forbid("alcohol", matcher(p, tuple(r)), where="reply", ask="leave out anything with alcohol"))
-    avoid = [*re.finditer(_AVOID_RX, body, flags=re.I), *re.finditer(_KEEP_OUT_RX, body, flags=re.I),
-             *re.finditer(_NOGO_RX, body, flags=re.I),
-             *re.finditer(_AVOID_VERB_RX, body, flags=re.I)]
-    for m in avoid:
-        if re.search(r"\bnot (?:just|only)\s*$", body[max(0, m.start() - 12): m.start() + 8], re.I) or \
-                re.match(r"not (?:just|only)\b", m.group(0), re.I):
-            continue  # "not just -e" means "more than", not a ban
-        np = _np(m.group("np"))
-        if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
+    if re.match(r"\s*(?:mg|g|kg|km|m|ml|l|cm|mm|kcal|calories|cal|minutes?|mins?|hours?|words?|characters?|steps?|"
+                r"reps?|sets?|miles?|mph|%|percent|people|pages?)\b", low[m.end():]):
+        return False  # "under 1,500 mg of sodium" is not a price
+    ctx = re.search(_PRICE_CTX, low)
+    if ctx:
+        out.append(PriceCap(_money(m), matcher([ctx.group(1).split()[-1]])))
+        return True
+    if re.search(r"[\u20ac$\u00a3]|\b(?:euros?|eur|dollars?|usd|pounds?|gbp)\b", m.group(0).lower()):
+        out.append(PriceCap(_money(m)))
+        return True
+    return False
+
+
+@builder("must_include")
+def _must_include(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Every hotel must have a pool": a required feature of the things the rule names."""
+    subj_text, np_text = m.group("subj").lower(), m.group("np").lower()
+    if re.search(r"\b(you|reply|replies|answer|answers|response|responses|code|function|commit)\b", subj_text):
+        return False
+    terms = _content_words(_np(np_text))
+    subj = [w for w in _content_words(subj_text)]
+    if terms and subj:
+        out.append(Require(" ".join(terms[:3]), matcher(terms[:3]), about=matcher(subj[-1:]),
+                           ask=f"make sure it comes with {' '.join(terms[:3])}"))
+        return True
+    return False
+
+
+@builder("always_np")
+def _always_np(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Aisle seats, always": the named kind of thing wanted."""
+    ws = [w for w in tx.words(m.group("np").lower()) if w not in _STOP]
+    if len(ws) >= 2 and tx.stem(ws[-1]) in _PREFER_HEADS:
+        out.append(Require(" ".join(ws), matcher(ws[:-1]), about=matcher([ws[-1]]), ask=f"get me {' '.join(ws)}"))
+        return True
+    return False
+
+
+@builder("bores_me")
+def _bores_me(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Museums bore me", "not into nightlife": leave that subject out."""
+    np = m.group("np").lower()
+    mt = _subject_terms(np)
+    if mt is not None:
+        label = " ".join(_content_words(np)[:3])
+        out.append(Forbid(label, mt, where="reply", ask=f"skip the {label}"))
+    return False
+
+
+@builder("currency")
+def _currency(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Prices in euros": no other currency (the stage goes on when totals are asked for too)."""
+    low = body.lower()
+    g = m.group(1).lower()
+    cur = {"eur": "euro", "\u20ac": "euro", "usd": "dollar", "$": "dollar", "gbp": "pound", "\u00a3": "pound",
+           "jpy": "yen"}.get(g, g.rstrip("s"))
+    others = tuple(rx for k, v in _CURRENCY.items() if k != cur for rx in v)
+    out.append(Forbid("other currencies", Matcher((), others), where="reply", task_override=True,
+                      ask=f"give the prices in {cur}s",
+                      skip_before=r"\(" if re.search(r"\b(brackets?|parenthes[ie]s)\b", low) else ""))
+    return not re.search(r"\b(total|sum|add up|breakdown|broken down)\b", low)
+
+
+@builder("walking_distance")
+def _walking_distance(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Within walking distance": somewhere to stay that is a walk away."""
+    out.append(Require("walking distance", matcher(["walk", "walking", "on foot", "steps from", "stroll",
+                                                    "walkable", "around the corner"]),
+                       about=matcher(_LODGING), ask="pick somewhere I can walk from"))
+    return True
+
+
+@builder("friendly_places")
+def _friendly_places(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Pet-friendly", "travel with our dog": places that welcome them."""
+    key = (m.group(1) or m.group(4)).lower()
+    key = {"cat": "pet"}.get(key, key)
+    out.append(Require(f"{key}-friendly places", matcher(_FRIENDLY.get(key, [key])), about=matcher(_STAYS),
+                       ask=f"only suggest places that are fine with the {key}" if key in ("dog", "pet") else
+                       f"check that places are {key}-friendly"))
+    return True
+
+
+@builder("not_before_hour")
+def _not_before_hour(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Nothing before 9am": no times in the early hours."""
+    low = body.lower()
+    if not 5 <= int(m.group(1)) <= 12:
+        return False
+    hrs = "|".join(str(h) for h in range(4, int(m.group(1))))
+    rx = (rf"(?<![\u20ac$\u00a3\d.,])\b0?({hrs})[:.h][0-5]\d\b(?!\s?(?:pm|p\.m\.))", rf"\b0?({hrs})\s?(?:am|a\.m\.)")
+    out.append(Forbid(f"anything before {m.group(1)} am", Matcher((), rx), where="reply",
+                      ask=f"move it to after {m.group(1)} in the morning",
+                      skip_before=r"\b(?:arriv\w*|gets? in|lands?|landing|reach\w*|until|till|to|-|\u2013)"
+                      if re.search(r"\b(depart\w*|leav\w*|flights?|trains?|buses|bus|start\w*)\b", low) else ""))
+    return True
+
+
+@builder("nonstop")
+def _nonstop(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Direct flights only": no connections."""
+    p, r = _domain_terms("layover")
+    out.append(Forbid("connecting flights", matcher(p, tuple(r)), where="reply",
+                      ask="find me a nonstop option",
+                      about=matcher(["flight", "fly", "airline", "airport", "plane", "layover"])))
+    return True
+
+
+@builder("diet")
+def _diet(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I'm vegetarian": no dishes the diet rules out (labelled by what it bans)."""
+    d = m.group("d").lower() if m.group("d") else None
+    key = _DIET_MAP.get((d or m.group("d2").lower()).replace("  ", " "))
+    if key:
+        p, r = _domain_terms(key)
+        out.append(Forbid(f"{_DIET_BANS.get(key, key)} items", matcher(p, tuple(r)), where="reply",
+                          ask=f"stick to {d or 'gluten-free'} options"))
+    return False
+
+
+@builder("no_alcohol")
+def _no_alcohol(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I don't drink": nothing with alcohol."""
+    p, r = _domain_terms("alcohol")
+    out.append(Forbid("alcohol", matcher(p, tuple(r)), where="reply", ask="leave out anything with alcohol"))
+    return False
+
+
+@builder("avoid")
+def _avoid(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Avoid X, Y and Z", "keep X out", "X is a no-go": a ban on each named thing."""
+    if re.search(r"\bnot (?:just|only)\s*$", body[max(0, m.start() - 12): m.start() + 8], re.I) or \
+            re.match(r"not (?:just|only)\b", m.group(0), re.I):
+        return False  # "not just -e" means "more than", not a ban
+    np = _np(m.group("np"))
+    if not np or re.search(r"\b(asking|checking|approval|permission)\b", np, re.I):
+        return False
+    for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+        if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
             continue
-        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
-            if not part or re.match(r"(i|we|my|it|they|he|she|you)\b", part, re.I):
+        lit = _literal_code(part)
+        if lit:
+            out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="any", ask=f"drop the {lit[0]}"))
+            continue
+        if re.match(r"\s*(?:new\s+|extra\s+|more\s+|additional\s+|third-party\s+)+(?:dependenc\w*|packages?|librar\w*)\b",
+                    part, re.I):
+            rule = _action("forbid", "add new dependencies")
+            if rule:
+                out.append(rule)
                 continue
-            lit = _literal_code(part)
-            if lit:
-                out.append(Forbid(lit[0], Matcher((), (lit[1],)), where="any", ask=f"drop the {lit[0]}"))
-                continue
-            if re.match(r"\s*(?:new\s+|extra\s+|more\s+|additional\s+|third-party\s+)+(?:dependenc\w*|packages?|librar\w*)\b",
-                        part, re.I):
-                rule = _action("forbid", "add new dependencies")
-                if rule:
-                    out.append(rule)
-                    continue
-            mt = _subject_terms(part)
-            if mt is not None:
-                core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
-                                r"when|where)\b", part, maxsplit=1, flags=re.I)[0]
-                label = " ".join(_content_words(core)[:3]) or core
-                out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
-    if out:
-        return
-    gated: list[str] = []
-    req = [(m, m.group("v").lower()) for m in re.finditer(_REQUIRE_RX, body, flags=re.I)]
-    req += [(m, "end with") for m in re.finditer(_END_WITH_RX, body, flags=re.I)]
-    for m, verb in req:
-        np = _np(m.group("np"))
-        if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
-                    r"more than|fewer|less than)\b", np, re.I):
-            continue
-        full = m.group(0) + body[m.end(): m.end() + 80]
-        where = "start" if re.search(r"\b(start|begin|open|lead)\b", verb) or re.search(
-            r"\b(at the (?:very )?(?:top|start|beginning)|up front|before (?:step 1|anything else|the first)|first thing)\b",
-            full, re.I) else "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) and not re.search(
-            r"\bnot\b[^.]{0,25}\bend\b", full, re.I) else "reply"
-        parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
-                          r"any|all)\b", np, maxsplit=1, flags=re.I)
-        np2 = parts2[0]
-        tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
-        np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
-        np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
-        cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
-            "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
-            "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
-            "pick", "see", "know", "check", "look", "think", "want", "draft", "drafts", "version", "material", "answer",
-            "reply", "result", "results")]
-        if not cw:
-            continue
-        if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
-            out.append(Require("a question for me", Matcher((), (r"\?", r"\byour turn\b", r"\btry (?:this|these|it|one)\b",
-                                                                 r"\bnow (?:you|try)\b", r"\b(?:solve|calculate|work out)\b")),
-                               where=where,
-                               ask="finish with a quick question I can try"))
-            continue
-        why = _not_content_np(verb, np2, cw)
-        if why:
-            gated.append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
-            continue
-        groups = []
-        for w in cw:
-            st = tx.stem(w)
-            extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
-            rxs = ((r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()) + _REQ_REGEX.get(st, ())
-            groups.append(matcher([w] + [e for e in extra if e != "$"], rxs))
-        scope = [w for w in _content_words(m.groupdict().get("scope") or "")
-                 if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
-                                      "messages", "them", "it", "one")]
-        about_words = tail[:1] + scope[:1]
-        rest = np[len(parts2[0]):] if len(parts2) > 1 else ""
-        doc = re.search(r"\bin\s+(?:the|your|my|all|each|every|any)\s+([\w\- ]{3,30})$", rest, re.I)
-        per_item = bool(re.match(r"\s*(?:for|of|on|in|with)\s+(?:each|every)\b", rest, re.I))
-        if doc:
-            about_words = [" ".join(_content_words(doc.group(1))[:2])] if _content_words(doc.group(1)) else []
-        elif per_item and not about_words:
-            item = _content_words(parts2[1])[:1]
-            about_words = [w for w in item if tx.stem(w) not in _GENERIC]
-        per_item = per_item and not doc and bool(about_words)
-        for w in list(about_words):
-            about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
-        out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
-                                ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None,
-                                per_item=per_item))
-    if out:
-        return
-    for m in re.finditer(_PREFER_RX, body, flags=re.I):
-        np = _np(m.group("np"))
-        ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
-        if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()) or re.search(r"\d", np):
-            continue
-        head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
-        if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:
-            continue
-        out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
-                           ask=f"I'd rather have {np.lower()}"))
-    if not out and gated:
-        out.append(Unknown(reason=gated[0]))
+        mt = _subject_terms(part)
+        if mt is not None:
+            core = re.split(r"\s+(?:on|in|at|for|with|from|during|longer|shorter|more|than|that|which|"
+                            r"when|where)\b", part, maxsplit=1, flags=re.I)[0]
+            label = " ".join(_content_words(core)[:3]) or core
+            out.append(Forbid(label, mt, where="reply", ask=f"leave out the {label}"))
+    return False
+
+
+@builder("require_terms")
+def _require_terms_v(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"Always include the total cost", "end with a question": the named content is required."""
+    return _require_terms(body, m, m.group("v").lower(), out, state)
+
+
+@builder("end_with")
+def _end_with(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"End every day with a dinner option": the named content closes the reply."""
+    return _require_terms(body, m, "end with", out, state)
+
+
+def _require_terms(body: str, m: re.Match, verb: str, out: list[Check], state: dict) -> bool:
+    np = _np(m.group("np"))
+    if re.match(r"\s*(?:\w+ly\s+)?(why|whether|what|which|who|when|at most|at least|no more|up to|only|"
+                r"more than|fewer|less than)\b", np, re.I):
+        return False
+    full = m.group(0) + body[m.end(): m.end() + 80]
+    where = "start" if re.search(r"\b(start|begin|open|lead)\b", verb) or re.search(
+        r"\b(at the (?:very )?(?:top|start|beginning)|up front|before (?:step 1|anything else|the first)|first thing)\b",
+        full, re.I) else "end" if re.search(r"\b(end|close|finish|sign off)\b", verb + " " + np) and not re.search(
+        r"\bnot\b[^.]{0,25}\bend\b", full, re.I) else "reply"
+    parts2 = re.split(r"\s+(?:of|for|in|on|at|to|with|from|whenever|every)\s+(?:a|an|the|my|your|each|every|"
+                      r"any|all)\b", np, maxsplit=1, flags=re.I)
+    np2 = parts2[0]
+    tail = [w for w in _content_words(parts2[1]) if tx.stem(w) in _PREFER_HEADS] if len(parts2) > 1 else []
+    np2 = re.sub(r"\bhow far\b", "distance", re.sub(r"\bhow much\b", "cost", np2, flags=re.I), flags=re.I)
+    np2 = re.sub(r"\bhow long\b", "duration", np2, flags=re.I)
+    cw = [w for w in _content_words(np2) if not (w.endswith("ly") and len(w) > 4) and w not in (
+        "per", "each", "every", "exactly", "roughly", "first", "last", "next", "then", "later", "before", "after", "now",
+        "options", "option", "choices", "them", "it", "let", "me", "try", "i", "you", "can", "will", "decide", "choose",
+        "pick", "see", "know", "check", "look", "think", "want", "draft", "drafts", "version", "material", "answer",
+        "reply", "result", "results")]
+    if not cw:
+        return False
+    if any(tx.stem(w) == "question" for w in cw) and where in ("end", "start") and not per_item_hint(np):
+        out.append(Require("a question for me", Matcher((), (r"\?", r"\byour turn\b", r"\btry (?:this|these|it|one)\b",
+                                                             r"\bnow (?:you|try)\b", r"\b(?:solve|calculate|work out)\b")),
+                           where=where,
+                           ask="finish with a quick question I can try"))
+        return False
+    why = _not_content_np(verb, np2, cw)
+    if why:
+        state.setdefault("gated", []).append(f"\u201c{np2.strip()}\u201d {why}; judgement only, staying silent")
+        return False
+    groups = []
+    for w in cw:
+        st = tx.stem(w)
+        extra = _REQ_SYNONYMS.get(st) or _REQ_SYNONYMS.get(w.lower(), [])
+        rxs = ((r"[$\u20ac\u00a3]\s?\d",) if "$" in extra else ()) + _REQ_REGEX.get(st, ())
+        groups.append(matcher([w] + [e for e in extra if e != "$"], rxs))
+    scope = [w for w in _content_words(m.groupdict().get("scope") or "")
+             if w.lower() not in ("reply", "replies", "answer", "answers", "response", "responses", "message",
+                                  "messages", "them", "it", "one")]
+    about_words = tail[:1] + scope[:1]
+    rest = np[len(parts2[0]):] if len(parts2) > 1 else ""
+    doc = re.search(r"\bin\s+(?:the|your|my|all|each|every|any)\s+([\w\- ]{3,30})$", rest, re.I)
+    per_item = bool(re.match(r"\s*(?:for|of|on|in|with)\s+(?:each|every)\b", rest, re.I))
+    if doc:
+        about_words = [" ".join(_content_words(doc.group(1))[:2])] if _content_words(doc.group(1)) else []
+    elif per_item and not about_words:
+        item = _content_words(parts2[1])[:1]
+        about_words = [w for w in item if tx.stem(w) not in _GENERIC]
+    per_item = per_item and not doc and bool(about_words)
+    for w in list(about_words):
+        about_words += list(SYNONYMS.get(w.lower(), SYNONYMS.get(tx.stem(w), ())))
+    out.append(RequireTerms(" ".join(cw[:4]), tuple(groups), max(1, -(-2 * len(groups) // 3)), where,
+                            ask=f"include {' '.join(cw[:4])}", about=matcher(about_words) if about_words else None,
+                            per_item=per_item))
+    return False
+
+
+@builder("prefer")
+def _prefer(body: str, m: re.Match, out: list[Check], state: dict) -> bool:
+    """"I prefer boutique hotels": the named kind of the thing wanted."""
+    np = _np(m.group("np"))
+    ws = [w for w in tx.words(np.lower()) if w not in _STOP and tx.stem(w) not in _NOISE]
+    if len(ws) < 2 or re.match(r"(to|the agent|responses?|answers?|agent|you)\b", np.lower()) or re.search(r"\d", np):
+        return False
+    head, mods = ws[-1], [w for w in ws[:-1] if tx.stem(w) not in _GENERIC]
+    if not mods or tx.stem(head) in _GENERIC or tx.stem(head) not in _PREFER_HEADS:
+        return False
+    out.append(Require(" ".join(mods) + " " + head, matcher(mods), about=matcher([head]),
+                       ask=f"I'd rather have {np.lower()}"))
+    return False
 
 
 def per_item_hint(np: str) -> bool:
@@ -1330,49 +949,36 @@ def _not_content_np(verb: str, np: str, cw: list[str]) -> str:
 
 _GENERIC_OPTIONS = frozenset(tx.stem(w) for w in ("options", "choices", "suggestions", "recommendations",
                                                  "alternatives", "ideas", "picks"))
-_ITEM_NOUNS = (r"options?|choices?|suggestions?|recommendations?|hotels?|restaurants?|items?|examples?|"
-               r"alternatives?|ideas?|picks?|places?|flights?|links?|bullets?|points?|questions?|exercises?|steps?|"
-               r"tasks?|problems?|recipes?|dishes|meals?|slides?")
 
 
-def _rule_items(body: str, out: list[Check]) -> None:
-    m = re.search(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|up to|only|just|not more than|(?:can't|cannot|shouldn't|"
-                  r"mustn't|must not|should not|never)\s+(?:go\s+|be\s+|have\s+)?(?:over|above|beyond|more than|exceed))\s+" + _NUM +
-                  r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\b", body, re.I)
-    if not m:
-        m = re.search(r"\b" + _NUM + r"\s+(?:\w+\s+)?(" + _ITEM_NOUNS + r")\s+(?:at most|max(?:imum)?|tops|or fewer|"
-                      r"or less)\b", body, re.I)
-    if not m:
-        m2 = re.search(r"\b(" + _ITEM_NOUNS + r")\s*,?\s+" + _NUM + r"\s+(?:at most|max(?:imum)?|tops|or fewer|or less)\b",
-                       body, re.I)
-        if m2:
-            n2 = tx.parse_number(m2.group(2))
-            if n2:
-                out.append(MaxItems(n2, m2.group(1).lower(), None))
-    if m:
-        n = tx.parse_number(m.group(1))
-        noun = m.group(2).lower()
-        head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
-        about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") and \
-            tx.parse_number(head.group(1)) is None else noun
-        if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
-            out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
-                                                           "idea", "pick", "shortlist", "alternative", "which"])))
-        elif n and tx.stem(noun) in ("question", "exercis", "step", "task", "problem", "slid", "item", "point"):
-            out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
-        elif n:
-            out.append(MaxItems(n, about.lower(), matcher([about])))
-    if re.search(r"\bconventional[- ]commits?\b|\bconventional (?:prefix|format|style|type)|\bcommit\w*\b[^.]{0,60}"
-                 r"\b(?:fix|feat):", body, re.I):
-        out.append(CommitFormat(r"^(feat|fix|chore|docs|refactor|test|tests|style|perf|build|ci|revert)(\([^)]+\))?!?: \S"))
-    if re.search(r"\b(list|name|mention|say|tell me|report)\b.{0,25}\b(files?|paths?)\b.{0,25}"
-                 r"\b(touched|changed|modified|edited|updated|created)\b", body, re.I):
-        out.append(Require("the files you touched", Matcher((), (r"[\w\-]+(/[\w\-.]+)*\.[A-Za-z]{1,5}\b",)),
-                           ask="list the files you changed", code_only=True))
+@builder("max_items")
+def _max_items(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"At most 3 hotel options": a cap on the items offered, about the noun named before the count's noun."""
+    n = tx.parse_number(m.group(1))
+    noun = m.group(2).lower()
+    head = re.search(r"\s+(\w+)\s+" + re.escape(m.group(2)), m.group(0))
+    about = head.group(1) if head and head.group(1).lower() not in ("different", "other", "more") and \
+        tx.parse_number(head.group(1)) is None else noun
+    if n and tx.stem(about.lower()) in _GENERIC_OPTIONS:  # any request for suggestions, whatever they are
+        out.append(MaxItems(n, about.lower(), matcher(["find", "suggest", "recommend", "option", "choice",
+                                                       "idea", "pick", "shortlist", "alternative", "which"])))
+    elif n and tx.stem(noun) in ("question", "exercis", "step", "task", "problem", "slid", "item", "point"):
+        out.append(MaxItems(n, noun, None))  # counted as the list's items, whatever they are called
+    elif n:
+        out.append(MaxItems(n, about.lower(), matcher([about])))
 
 
-_RULES = (_rule_length, _rule_items, _rule_brevity, _rule_tone, _rule_suggestions, _rule_format, _rule_required_parts,
-          _rule_cleanup, _rule_code, _rule_actions, _rule_substitution)
+@builder("max_items_plain")
+def _max_items_plain(body: str, m: re.Match, out: list[Check], state: dict) -> None:
+    """"Options, 3 max": a cap on the list's items."""
+    n = tx.parse_number(m.group(2))
+    if n:
+        out.append(MaxItems(n, m.group(1).lower(), None))
+
+
+#: the compiler's stages in order: a name is a stage whose cue rules are data (kind files' ``rules``)
+_RULES = ("length", "items", "brevity", "tone", "suggestions", "format", "parts",
+          "cleanup", "code", "actions", "substitution")
 
 
 _EXAMPLE_LABELS = ("pleasantries", "preamble", "hedging", "unrequested suggestions", "apologies", "hype")
@@ -1459,15 +1065,20 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
                   r"(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|bullets?|bullet points?)\b)", r"\1at most ",
                   body, flags=re.I)
     kind_checks, drop = kinds.recognise(text)
-    kind_checks += _rule_forbid_verbs(body)
+    run_stage("forbid_verbs", body, kind_checks)
     out: list[Check] = []
     for rule in _RULES:
-        rule(body, out)
+        if isinstance(rule, str):
+            run_stage(rule, body, out)
+        else:
+            rule(body, out)
     out = [c for c in out if not _superseded(c, drop, text)]
     kind_checks = [k for k in kind_checks if not _redundant(k, out)]
     out = kind_checks + out
-    if not out:
-        _rule_domain(body, out)
+    if not out:  # the domain stage reads what a rule without any other kind wants or avoids
+        state = run_stage("domain", body, out)
+        if not out and state.get("gated"):
+            out.append(Unknown(reason=state["gated"][0]))
     if not any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
         ex = kinds.example_forbid(text)
         if ex is not None:
@@ -1523,35 +1134,30 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
     return False
 
 
-_FORBID_VERB_RX = re.compile(
-    r"\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|no)\s+(?:ever\s+)?(?P<v>promise|offer|guarantee|"
-    r"cite|quote|reference|link to)\s+(?P<np>[^.;:!?]{2,60})", re.I)
 _CITE_CTX = (r"\b(according to|per|source:|sources:|cited?|citing|see|from|seg\u00fan|via|reported by|"
              r"as (?:stated|noted|reported) (?:by|in|on))\s+(?:the\s+)?(?:\w+\s+){{0,1}}{x}\b",
              r"\(\s*{x}\b", r"https?://[^\s]*{x}")
 
 
-def _rule_forbid_verbs(body: str) -> list[Check]:
+@builder("forbid_verb")
+def _forbid_verb(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """"Never promise refunds", "don't cite Wikipedia": the named things must not appear (cited)."""
-    out: list[Check] = []
-    for m in _FORBID_VERB_RX.finditer(body):
-        verb = m.group("v").lower()
-        np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",
-                      m.group("np"), maxsplit=1, flags=re.I)[0]
-        for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
-            ws = [w for w in tx.words(part) if w.lower() not in _STOP and w.lower() not in
-                  ("anything", "something", "things", "stuff", "customers", "customer", "people", "them", "me")]
-            if not ws:
-                continue
-            label = " ".join(ws[:3])
-            if verb in ("cite", "quote", "reference", "link to"):
-                x = r"\s+".join(re.escape(w) for w in ws[:3])
-                out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
-                                  where="reply", ask=f"use another source than {label}"))
-            else:
-                out.append(Forbid(label, matcher([" ".join(ws[:3])]),
-                                  where="reply", task_override=False, ask=f"don't {verb} {label}"))
-    return out
+    verb = m.group("v").lower()
+    np = re.split(r"\s+(?:unless|when|if|because|since|without|in (?:any|my|your)|to (?:a|the|any))\b",
+                  m.group("np"), maxsplit=1, flags=re.I)[0]
+    for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", np):
+        ws = [w for w in tx.words(part) if w.lower() not in _STOP and w.lower() not in
+              ("anything", "something", "things", "stuff", "customers", "customer", "people", "them", "me")]
+        if not ws:
+            continue
+        label = " ".join(ws[:3])
+        if verb in ("cite", "quote", "reference", "link to"):
+            x = r"\s+".join(re.escape(w) for w in ws[:3])
+            out.append(Forbid(f"citing {label}", Matcher((), tuple(r.format(x=x) for r in _CITE_CTX)),
+                              where="reply", ask=f"use another source than {label}"))
+        else:
+            out.append(Forbid(label, matcher([" ".join(ws[:3])]),
+                              where="reply", task_override=False, ask=f"don't {verb} {label}"))
 
 
 _DOC_NOUNS = (r"intros?|introductions?|opening paragraphs?|drafts?|status updates?|updates?|user stories|specs?|sessions?|"
