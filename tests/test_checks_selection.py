@@ -36,6 +36,8 @@ def test_scope_condition_and_exception_stages():
 def test_selector_is_fit_on_development_data_and_order_invariant():
     sel = default_selector()
     assert 0.0 < sel.threshold_ < 1.0 and sel.model_.n_features_in_ == len(FEATURES)
+    # the operating point keeps the whole selection's task-grouped CV precision at the floor
+    assert sel.cv_precision_ >= sel.min_precision and 0.0 < sel.cv_recall_ <= 1.0
     lib = [Rule(id=f"r{i}", behavior=b) for i, b in enumerate(
         ["Use pnpm, not npm, to install packages.", "Write a regression test for every bug fix.",
          "Keep Dockerfiles on the slim base image.", "Reference the ticket in commit messages."])]

@@ -239,6 +239,8 @@ def run(ctx: RunContext) -> Result:
 
     opts = ctx.options
     first = str(opts.get("first_contact", "0")).lower() in ("1", "true", "yes")
+    # first_contact_only=1: score only the first-contact batch (the judge still fits on development)
+    fc_only = first and str(opts.get("first_contact_only", "0")).lower() in ("1", "true", "yes")
     base = fixtures_dir() / "checks"
     tables: dict[str, pd.DataFrame] = {}
     head: list[dict[str, Any]] = []
@@ -246,7 +248,7 @@ def run(ctx: RunContext) -> Result:
     meta: dict[str, Any] = {"models": list(ctx.models)}
     for model in ctx.models:
         chat = ctx.chat_model(model)
-        sets = [("development", base, "dev_compile", "dev_judge")]
+        sets = [] if fc_only else [("development", base, "dev_compile", "dev_judge")]
         for fc in batch_folders(base):
             role = role_of(fc / "compile.jsonl") or "first-contact"
             rec = first_contact_of(fc)
@@ -255,7 +257,7 @@ def run(ctx: RunContext) -> Result:
                 text.append(f"First contact with `{fc.relative_to(fixtures_dir().parent)}` was scored on "
                             f"{rec['date']} at commit {rec['commit'][:12]} (`FIRST_CONTACT.json`); "
                             + ("development data since." if role == "development" else "still first-contact."))
-            if role == "development" or (role == "first-contact" and rec is None and first):
+            if (role == "development" and not fc_only) or (role == "first-contact" and rec is None and first):
                 sets.append((role, fc, "compile", "judge"))
             elif rec is None:
                 text.append(f"`{fc.name}` is first-contact and not yet scored (run with first_contact=1 once).")

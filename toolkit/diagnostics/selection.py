@@ -211,6 +211,8 @@ def run(ctx: RunContext) -> Result:
 
     opts = ctx.options
     first = str(opts.get("first_contact", "0")).lower() in ("1", "true", "yes")
+    # first_contact_only=1: score only the first-contact batch (the selector still fits on development)
+    fc_only = first and str(opts.get("first_contact_only", "0")).lower() in ("1", "true", "yes")
     orders = int(opts.get("orders", 1 if ctx.quick else 3))
     sizes = tuple(int(x) for x in str(opts.get("sizes", ",".join(map(str, SIZES)))).split(","))
     base = fixtures_dir() / "selection"
@@ -225,7 +227,8 @@ def run(ctx: RunContext) -> Result:
     for model in ctx.models:
         chat = ctx.chat_model(model)
         sets = [("development", folder, lib, tasks, gold, fixed)
-                for folder, lib, tasks, gold, fixed in development_sets(base, purpose="evaluate")]
+                for folder, lib, tasks, gold, fixed in development_sets(base, purpose="evaluate")
+                if not fc_only]
         for fc in batch_folders(base):
             role = role_of(fc / "tasks.jsonl") or "first-contact"
             rec = first_contact_of(fc)

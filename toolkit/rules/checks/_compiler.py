@@ -466,12 +466,9 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     return slots
 
 
-_TOOLS = re.compile(r"^(?:git|mix|npm|pnpm|yarn|pip|cargo|go|make|docker|kubectl|rm|sudo|gh|ansible|terraform|"
-                    r"python|node|bundle|rails|gradle|\./gradlew|helm|psql|curl)\b")
-
-
 def _is_command(text: str) -> bool:
-    return bool(_TOOLS.search(text.strip()))
+    """Does a rule element read as a shell command (a known tool first; ``command_head`` in semantic.yaml)?"""
+    return bool(res.semantic().command_head.search(text.strip()))
 
 
 def _element_code(el: Any, path: str) -> str:

@@ -61,6 +61,7 @@ class SemanticFile(_Strict):
     leading_condition: PatternKind
     project_mention: PatternKind
     ban_cues: PatternKind
+    command_head: PatternKind
 
 
 class Instance(_Strict):
@@ -121,6 +122,7 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.reply_place"] = s.reply_place
     out["semantic.leading_condition"] = s.leading_condition
     out["semantic.project_mention"] = s.project_mention
+    out["semantic.command_head"] = s.command_head
     return out
 
 

@@ -90,7 +90,12 @@ def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
             return "violation" if max(len(t.split()) for t in texts) > int(lim.group(1)) else "pass"
     banned, required = [], []
     for part in re.split(r";", rule.behavior):
-        (banned if _BANWORD.search(part.strip()) else required).extend(_rule_tokens(part))
+        if _BANWORD.search(part.strip()):
+            banned.extend(_rule_tokens(part))
+            continue
+        for tok in _rule_tokens(part):  # a token inside the part's negation scope is banned there
+            i = part.find(tok)
+            (banned if i >= 0 and tx.negated_at(part, i) else required).append(tok)
     if not banned and not required:
         return None
     places: list[str] = []
