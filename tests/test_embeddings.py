@@ -213,3 +213,17 @@ def test_benchmark_script_runs_on_a_toy_set(tmp_path, capsys):
     out = json.loads((tmp_path / "o.json").read_text())
     assert out["retrieval"]["tfidf"]["recall_at_1"] == 1.0
     assert not (tmp_path / "FIRST_CONTACT.json").exists()
+
+
+def test_minilm_one_thread_gives_the_same_vectors_and_restores_torch(tmp_path):
+    import torch
+
+    from toolkit.llm.embeddings import MiniLMEmbedder
+
+    sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
+    before = torch.get_num_threads()
+    g = Gateway(cache_dir=str(tmp_path / "a"), cache_mode="off")
+    one = MiniLMEmbedder(g, threads=1).embed(sentences)
+    assert torch.get_num_threads() == before
+    default = MiniLMEmbedder(g, threads=None).embed(sentences)
+    assert one.tobytes() == default.tobytes()

@@ -152,3 +152,14 @@ def test_task_internal_wish_is_not_a_violation():
     assert user.judge(d).decision == "silent"
     d2 = Delivery(task="Book a team dinner.", reply="Booked Hawksmoor, the steakhouse on Air Street.")
     assert user.judge(d2).named == ("veg",)
+
+
+def test_judging_a_batch_gives_each_delivery_its_own_trace():
+    """judge_many reads all deliveries in one reader call; every trace is the one judge gives alone."""
+    deliveries = load_deliveries(DELIVERIES)[:6]
+    user = SimulatedUser(_maya(), seed=0)
+    batch = user.judge_many(deliveries)
+    alone = [user.judge(d) for d in deliveries]
+    assert [(t.decision, t.named, t.feedback) for t in batch] == [(t.decision, t.named, t.feedback) for t in alone]
+    assert [[(j.preference_id, j.verdict) for j in t.judgements] for t in batch] == \
+        [[(j.preference_id, j.verdict) for j in t.judgements] for t in alone]

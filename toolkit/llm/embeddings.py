@@ -192,7 +192,7 @@ class MiniLMEmbedder(CachedEmbedder):
     """all-MiniLM-L6-v2 on CPU from the packaged weights (sha256-checked at load)."""
 
     def __init__(self, gateway: Gateway | None = None, *, model_dir: str | None = None,
-                 sha256: str = MINILM_SHA256, batch_size: int = 64) -> None:
+                 sha256: str = MINILM_SHA256, batch_size: int = 64, threads: int | None = 1) -> None:
         super().__init__(gateway)
         self.name = "minilm"
         self.model_dir = model_dir
@@ -200,15 +200,28 @@ class MiniLMEmbedder(CachedEmbedder):
         self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
+        #: torch intra-op threads while encoding (None: torch's default, one per core). One by
+        #: default: the vectors are bitwise the same, and on a loaded 2-core machine a second
+        #: thread only spins (70% more CPU time measured for the same texts); ``prefmem reproduce
+        #: --jobs`` gets its parallelism from running diagnostics side by side instead.
+        self.threads = threads
 
     def _compute(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
         from pathlib import Path
 
         folder = Path(self.model_dir) if self.model_dir else packaged_model_dir()
         model = load_model(folder, self.sha256)
-        v = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                         normalize_embeddings=False,
-                         show_progress_bar=False)  # the bar is per chunk, in embed()
+        import torch
+
+        before = torch.get_num_threads()
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            v = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                             normalize_embeddings=False,
+                             show_progress_bar=False)  # the bar is per chunk, in embed()
+        finally:
+            torch.set_num_threads(before)
         return np.asarray(v, dtype=np.float32), -(-len(texts) // self.batch_size), 0
 
 

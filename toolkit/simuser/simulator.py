@@ -52,13 +52,38 @@ def judge_offline(profile: Profile, delivery: Delivery, *, seed: int = 0, turn: 
     decision is ``abstain``: no correction is sent, and the trace says the user could not judge
     (it is never recorded as a judged silence).
     """
-    ev = evidence_of(delivery)
-    reading, has_content = interpret(ev)
-    key = delivery.key()
-    if not has_content:
-        return Trace(profile.id, key, turn, "offline", reading, (), "silent", "nothing was delivered")
+    return judge_offline_many(profile, [delivery], seed=seed, turn=turn)[0]
+
+
+def judge_offline_many(profile: Profile, deliveries: list[Delivery], *, seed: int = 0,
+                       turn: int = 0) -> list[Trace]:
+    """:func:`judge_offline` for many deliveries, the reader called once for all of them.
+
+    Each trace is the one :func:`judge_offline` gives for its delivery alone (the reader's features
+    are per (rule, delivery) pair); one call lets the semantic layer embed every text of the batch
+    in a few large, length-sorted batches instead of two small ones per delivery.
+    """
     rules = [Rule.from_preference(p) for p in profile.preferences]
-    verdicts = read_many([(r, ev, [o for o in rules if o is not r]) for r in rules])
+    others = [[o for o in rules if o is not r] for r in rules]
+    evs = [evidence_of(d) for d in deliveries]
+    readings = [interpret(ev) for ev in evs]
+    items = [(r, ev, o) for ev, (_, has) in zip(evs, readings, strict=True) if has
+             for r, o in zip(rules, others, strict=True)]
+    verdicts = iter(read_many(items)) if items else iter(())
+    out = []
+    for delivery, (reading, has_content) in zip(deliveries, readings, strict=True):
+        key = delivery.key()
+        if not has_content:
+            out.append(Trace(profile.id, key, turn, "offline", reading, (), "silent", "nothing was delivered"))
+            continue
+        vs = [next(verdicts) for _ in rules]
+        out.append(_trace(profile, rules, vs, key, reading, seed=seed, turn=turn))
+    return out
+
+
+def _trace(profile: Profile, rules: list[Rule], verdicts: list[Verdict], key: str, reading: str, *,
+           seed: int, turn: int) -> Trace:
+    """The decision from the reader's verdicts on every preference (the phrased correction if any)."""
     judgements = tuple(_judgement(r.id, v) for r, v in zip(rules, verdicts, strict=True))
     violated = {r.id: v for r, v in zip(rules, verdicts, strict=True) if v.label == "violation"}
     if not violated:
@@ -110,7 +135,7 @@ class SimulatedUser:
     def judge_many(self, deliveries: list[Delivery], *, turn: int = 0) -> list[Trace]:
         """Decisions for many deliveries (the LLM method batches its calls)."""
         if self._model is None or self._model.is_offline:
-            return [judge_offline(self._profile, d, seed=self._seed, turn=turn) for d in deliveries]
+            return judge_offline_many(self._profile, deliveries, seed=self._seed, turn=turn)
         return judge_llm(self._model, [(self._profile, d) for d in deliveries], turn=turn)
 
     def respond(self, delivery: Delivery, state: UserState) -> tuple[Feedback | None, UserState]:

@@ -1,0 +1,172 @@
+"""Time every diagnostic of ``prefmem reproduce`` cold, a base commit beside the working tree, in one run.
+
+    python benchmarks/reproduce.py [--base COMMIT] [NAME ...] [--sequential] [--keep DIR] [--json OUT]
+
+For each diagnostic (all of ``prefmem reproduce --list`` by default, longest first), the base commit
+(default ``1869874``, checked out into a temporary git worktree) and the working tree each run
+``prefmem reproduce NAME --jobs 1`` in a fresh process with a fresh, empty ``PREFMEM_CACHE_DIR``:
+every fit, encoding and sweep happens, as on a fresh clone. Printed per diagnostic: CPU seconds
+(user + system of the whole process tree, joblib workers included) and wall seconds for both, their
+ratios, and whether every CSV table the two wrote is byte-identical.
+
+CPU seconds are what a diagnostic costs; wall seconds move with the machine's load (the two sides
+run side by side unless ``--sequential``, so both see the same load). The README's 10-minute budget
+is for the sum of CPU seconds spread over 2 cores (``--jobs`` = cores, longest first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BASE = "1869874"
+#: longest first, from the measured cold times (so a partial run still shows the big ones)
+ORDER = ("fidelity", "gating", "protocol", "admission", "resolution", "utility", "drift", "checks",
+         "selection", "tour")
+
+
+def _measure(out_json: str, cmd: list[str]) -> int:
+    """Run ``cmd`` as this process's child, adopt any orphaned descendants (a subreaper), wait for
+    all of them, and write the tree's CPU and wall seconds to ``out_json``."""
+    try:  # PR_SET_CHILD_SUBREAPER: orphaned joblib workers are reparented here and reaped
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    w0 = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    rc = proc.wait()
+    while True:  # reap adopted orphans so their CPU time counts
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+    wall = time.perf_counter() - w0
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    Path(out_json).write_text(json.dumps({"rc": rc, "cpu": ru.ru_utime + ru.ru_stime, "wall": wall,
+                                          "user": ru.ru_utime, "sys": ru.ru_stime}))
+    return rc
+
+
+def _csvs(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.csv"))}
+
+
+def _compare(a: Path, b: Path) -> str:
+    ca, cb = _csvs(a), _csvs(b)
+    if not ca and not cb:
+        return "no CSV"
+    diff = sorted(k for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+    if not diff:
+        return f"identical ({len(ca)} CSV)"
+    return "DIFFER: " + ", ".join(diff[:6]) + (" ..." if len(diff) > 6 else "")
+
+
+def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None) -> tuple[subprocess.Popen, Path]:
+    cache = work / f"cache-{side}-{name}"
+    out = work / f"out-{side}"
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(out / name, ignore_errors=True)
+    cache.mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(root), "PREFMEM_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
+           "PREFMEM_PROGRESS": os.environ.get("PREFMEM_PROGRESS", "0")}
+    cmd = [sys.executable, "-m", "toolkit.cli", "reproduce", name, "--jobs", "1", "--out", str(out)]
+    if data_dir:
+        cmd += ["--data-dir", data_dir]
+    res = work / f"time-{side}-{name}.json"
+    log = open(work / f"log-{side}-{name}.txt", "w")
+    p = subprocess.Popen([sys.executable, __file__, "--_measure", str(res), "--", *cmd], cwd=root, env=env,
+                         stdout=log, stderr=subprocess.STDOUT)
+    return p, res
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:8.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--_measure"]:
+        return _measure(argv[1], argv[3:])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="diagnostics (default: all, longest first)")
+    ap.add_argument("--base", default=DEFAULT_BASE, help=f"base commit (default {DEFAULT_BASE}, main)")
+    ap.add_argument("--sequential", action="store_true", help="run base and working tree one after the other")
+    ap.add_argument("--keep", help="work folder to keep (outputs, logs, timings); default a temporary one")
+    ap.add_argument("--data-dir", default=os.environ.get("PREFMEM_DATA_DIR") or
+                    (str(ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else None),
+                    help="third-party data for both sides (default: the working tree's ../shared/data)")
+    ap.add_argument("--json", help="write the rows as JSON here")
+    args = ap.parse_args(argv)
+    listed = subprocess.run([sys.executable, "-m", "toolkit.cli", "reproduce", "--list"], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                            check=True).stdout.split()
+    names = args.names or [n for n in ORDER if n in listed] + [n for n in listed if n not in ORDER]
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="prefmem-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    base_root = work / "base-tree"
+    if not base_root.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_root), args.base],
+                       check=True, capture_output=True)
+    commit = subprocess.run(["git", "-C", str(base_root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "toolkit"],
+                                capture_output=True, text=True).stdout.strip())
+    print(f"cold `prefmem reproduce NAME --jobs 1`, fresh cache each; base {commit} vs working tree {head}"
+          f"{' (+ uncommitted toolkit changes)' if dirty else ''}; data dir {args.data_dir}; work {work}")
+    hdr = (f"{'diagnostic':<11} {'base cpu':>9} {'tree cpu':>9} {'ratio':>6} {'base wall':>10} {'tree wall':>10} "
+           f"{'ratio':>6}  tables")
+    print(hdr, flush=True)
+    rows = []
+    for name in names:
+        t = {}
+        if args.sequential:
+            for side, root in (("base", base_root), ("tree", ROOT)):
+                p, res = _start(side, root, name, work, args.data_dir)
+                p.wait()
+                t[side] = res
+        else:
+            procs = [(side, *_start(side, root, name, work, args.data_dir))
+                     for side, root in (("base", base_root), ("tree", ROOT))]
+            for side, p, res in procs:
+                p.wait()
+                t[side] = res
+        m = {s: json.loads(r.read_text()) if r.exists() else {"rc": -1, "cpu": None, "wall": None}
+             for s, r in t.items()}
+        ok = all(v["rc"] == 0 for v in m.values())
+        tables = _compare(work / "out-base" / name, work / "out-tree" / name) if ok else \
+            "FAILED: " + ", ".join(f"{s} rc {v['rc']}" for s, v in m.items() if v["rc"] != 0)
+        b, w = m["base"], m["tree"]
+        rc = b["cpu"] / w["cpu"] if ok and w["cpu"] else None
+        rw = b["wall"] / w["wall"] if ok and w["wall"] else None
+        print(f"{name:<11} {_fmt(b['cpu'])} {_fmt(w['cpu'])} {rc if rc is None else f'{rc:5.2f}x':>6} "
+              f"{_fmt(b['wall'])}   {_fmt(w['wall'])} {rw if rw is None else f'{rw:5.2f}x':>6}  {tables}", flush=True)
+        rows.append({"name": name, "base": b, "tree": w, "tables": tables})
+    done = [r for r in rows if r["base"]["cpu"] is not None and r["tree"]["cpu"] is not None]
+    sb, st = sum(r["base"]["cpu"] for r in done), sum(r["tree"]["cpu"] for r in done)
+    print(f"{'total CPU':<11} {_fmt(sb)} {_fmt(st)} {f'{sb / st:5.2f}x' if st else '-':>6}  "
+          f"(= {sb / 60:.1f} vs {st / 60:.1f} CPU-minutes; on 2 cores at best {st / 120:.1f} minutes wall)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"base": commit, "tree": head, "rows": rows}, indent=1))
+    if not args.keep:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_root)],
+                       capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
