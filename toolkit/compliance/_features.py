@@ -4,9 +4,10 @@ No feature names a phrasing. Three groups:
 
 - **catalogue cues**: what the catalogue stage found (violated / satisfied / unknown / not applicable,
   whether it needed the wider second look, whether any kind was recognised, whether the reply only
-  checks in first);
+  checks in first), which kind it was (one flag per common kind: how far each kind's verdict holds is
+  learned on development folds), and the part stage's scope (a part named, found, how many instances);
 - **text cues** from the shared text layer: size and shape of the reply, workspace size, a number
-  limit in the rule set against the matching count in the reply, the rule's content words (split
+  limit in the rule set against the matching count in the part it names (else the reply), the rule's content words (split
   by the ConText stage into negated and plain ones) found in the evidence;
 - **embedding similarities** (MiniLM through the semantic layer): rule vs each chunk of the
   evidence (max, top-3 mean), the rule's negated part vs the evidence, rule vs task, condition vs

@@ -4,13 +4,17 @@
    predicate is decided by it.
 2. **scope** (``scope``): conditions and exceptions (:func:`applies` on the task, then a wider look
    at the whole delivery) rule a rule out: ``not_applicable``.
-3. **catalogue kind** (``kind:<Name>``): the rule's text compiled to kinds of check. A kind decides
+3. **part** (no verdict of its own): a rule that names one part of the delivery (a summary, a subject
+   line, a commit message, a post, a docstring, YAML files, ...; ``resources/compliance/parts.yaml``)
+   is checked on that part: each located instance is read alone by the next stage
+   (:mod:`toolkit.compliance._parts`). A named part that is not found leaves the whole delivery, marked.
+4. **catalogue kind** (``kind:<Name>``): the rule's text compiled to kinds of check. A kind decides
    on its own only where the learned reader's fit found it reliable on development data
-   (``trusted_kinds`` in the fitted reader); otherwise its finding is a cue for stage 4.
-4. **learned reader** (``learned``): a scikit-learn model over embedding and cue features of the
+   (``trusted_kinds`` in the fitted reader); otherwise its finding is a cue for stage 5.
+5. **learned reader** (``learned``): a scikit-learn model over embedding and cue features of the
    (rule, evidence) pair; ``violation`` above its precision-constrained threshold, ``pass`` below its
    pass threshold, ``abstain`` in between.
-5. **LLM** (``llm:<model>``, only with a model other than ``offline``): asked when the offline stages
+6. **LLM** (``llm:<model>``, only with a model other than ``offline``): asked when the offline stages
    abstain.
 
 Nothing here imports the simulated user or the rule learner.
