@@ -4,9 +4,10 @@ No feature names a phrasing. Three groups:
 
 - **catalogue cues**: what the catalogue stage found (violated / satisfied / unknown / not applicable,
   whether it needed the wider second look, whether any kind was recognised, whether the reply only
-  checks in first);
+  checks in first), which kind it was (one flag per common kind: how far each kind's verdict holds is
+  learned on development folds), and the part stage's scope (a part named, found, how many instances);
 - **text cues** from the shared text layer: size and shape of the reply, workspace size, a number
-  limit in the rule set against the matching count in the reply, the rule's content words (split
+  limit in the rule set against the matching count in the part it names (else the reply), the rule's content words (split
   by the ConText stage into negated and plain ones) found in the evidence;
 - **embedding similarities** (MiniLM through the semantic layer): rule vs each chunk of the
   evidence (max, top-3 mean), the rule's negated part vs the evidence, rule vs task, condition vs
@@ -26,6 +27,7 @@ import numpy as np
 from toolkit import text as tx
 from toolkit.compliance._catalogue import CatalogueReading
 from toolkit.compliance._checks import View
+from toolkit.compliance._parts import Scope
 from toolkit.compliance._types import Evidence, Rule
 
 _STOP = frozenset("""a an the and or but if of to in on for with at by from as is are be been being it its this that
@@ -37,6 +39,10 @@ _UNITS = {"word": "words", "sentence": "sentences", "line": "lines", "bullet": "
 _LIMIT_RE = re.compile(r"\b(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|"
                        r"thirty|fifty|hundred)\s+(?:\w+\s+){0,2}?(words?|sentences?|lines?|bullets?|items?|points?|"
                        r"paragraphs?|characters?|emojis?)\b", re.I)
+#: catalogue kinds whose reading is a feature of its own (the trees learn how far each kind's verdict
+#: holds on development folds); any other kind counts only through the cat_* cues
+KIND_FEATURES = ("Forbid", "Require", "RequireTerms", "MaxCount", "ActionRule", "Cleanup", "Sections",
+                 "ListFormat", "Bookend", "ProtectedPath", "CodeStyle", "Headings", "MaxItems", "MaxMarks")
 CUE_NAMES = (
     "cat_violated", "cat_satisfied", "cat_unknown", "cat_not_applicable", "cat_second_look", "cat_judgeable",
     "holding_reply", "cat_applicability_unknown",
@@ -45,7 +51,8 @@ CUE_NAMES = (
     "rule_has_limit", "limit_ratio_log", "limit_exceeded",
     "neg_terms_share_found", "neg_terms_any_found", "plain_terms_share_found", "rule_quotes_found",
     "rule_has_condition", "rule_has_exception", "rule_words_log",
-)
+    "part_named", "part_located", "part_instances_log",
+) + tuple(f"kind_{k}" for k in KIND_FEATURES)
 SIM_NAMES = ("sim_rule_chunk_max", "sim_rule_chunk_top3", "sim_neg_chunk_max", "sim_rule_task", "sim_cond_task",
              "sim_rule_reply", "sim_neg_minus_plain")
 
@@ -59,6 +66,11 @@ class PairInput:
     reading: CatalogueReading
     view: View
     holding: bool
+    scope: Scope | None = None
+
+    def scoped_views(self) -> tuple[View, ...]:
+        """The views the checks saw: one per located instance of the part the rule names, else the whole."""
+        return self.scope.views if self.scope is not None else (self.view,)
 
 
 def _content_stems(text: str) -> list[str]:
@@ -115,6 +127,7 @@ def _count(view: View, unit: str) -> int:
 def cue_features(p: PairInput) -> list[float]:
     """The catalogue and text cues of one pair (order: :data:`CUE_NAMES`)."""
     v, r, f = p.view, p.rule, p.reading.finding
+    kind = next((k for k in p.reading.kinds if k != "Unknown"), "Unknown")
     main, neg, quotes = rule_parts(r)
     hay = v.reply + "\n" + "\n".join((v.artifacts or {}).values())
     hay_stems = {t.stem for t in tx.tokens(hay)}
@@ -126,7 +139,7 @@ def cue_features(p: PairInput) -> list[float]:
         n = tx.parse_number(m.group(1)) if not m.group(1).isdigit() else int(m.group(1))
         unit = _UNITS.get(tx.stem(m.group(2).lower()).rstrip("s"), _UNITS.get(m.group(2).lower().rstrip("s")))
         if n and unit:
-            c = _count(v, unit)
+            c = max(_count(sv, unit) for sv in p.scoped_views())
             has_limit, ratio, exceeded = 1.0, math.log((c + 1) / (n + 1)), float(c > n)
     return [
         float(f.verdict == "violated"), float(f.verdict == "satisfied"), float(f.verdict == "unknown"),
@@ -141,7 +154,9 @@ def cue_features(p: PairInput) -> list[float]:
         float(any(q.lower() in hay.lower() for q in quotes)),
         float(bool(r.conditions) or _parts(r.text)[3]), float(bool(r.exceptions)),
         math.log1p(len(tx.words(r.text))),
-    ]
+        float(bool(p.scope and p.scope.part)), float(bool(p.scope and p.scope.located)),
+        math.log1p(len(p.scope.views)) if p.scope and p.scope.located else 0.0,
+    ] + [float(kind == k) for k in KIND_FEATURES]
 
 
 def _interner(texts: dict[str, int]) -> Callable[[str], int]:

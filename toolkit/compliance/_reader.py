@@ -4,13 +4,17 @@
    predicate is decided by it.
 2. **scope** (``scope``): conditions and exceptions (:func:`applies` on the task, then a wider look
    at the whole delivery) rule a rule out: ``not_applicable``.
-3. **catalogue kind** (``kind:<Name>``): the rule's text compiled to kinds of check. A kind decides
+3. **part** (no verdict of its own): a rule that names one part of the delivery (a summary, a subject
+   line, a commit message, a post, a docstring, YAML files, ...; ``resources/compliance/parts.yaml``)
+   is checked on that part: each located instance is read alone by the next stage
+   (:mod:`toolkit.compliance._parts`). A named part that is not found leaves the whole delivery, marked.
+4. **catalogue kind** (``kind:<Name>``): the rule's text compiled to kinds of check. A kind decides
    on its own only where the learned reader's fit found it reliable on development data
-   (``trusted_kinds`` in the fitted reader); otherwise its finding is a cue for stage 4.
-4. **learned reader** (``learned``): a scikit-learn model over embedding and cue features of the
+   (``trusted_kinds`` in the fitted reader); otherwise its finding is a cue for stage 5.
+5. **learned reader** (``learned``): a scikit-learn model over embedding and cue features of the
    (rule, evidence) pair; ``violation`` above its precision-constrained threshold, ``pass`` below its
    pass threshold, ``abstain`` in between.
-5. **LLM** (``llm:<model>``, only with a model other than ``offline``): asked when the offline stages
+6. **LLM** (``llm:<model>``, only with a model other than ``offline``): asked when the offline stages
    abstain.
 
 Nothing here imports the simulated user or the rule learner.
@@ -23,10 +27,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from toolkit.compliance._catalogue import CatalogueReading, holding_reply, read_catalogue
+from toolkit.compliance._catalogue import CatalogueReading, holding_reply
 from toolkit.compliance._checks import View
 from toolkit.compliance._conditions import condition_holds
 from toolkit.compliance._interpreter import compile_preference
+from toolkit.compliance._parts import Scope, read_in_scope
 from toolkit.compliance._types import Evidence, Rule, Verdict
 
 _MAP = {"violated": "violation", "satisfied": "pass", "not_applicable": "not_applicable", "unknown": "abstain"}
@@ -94,11 +99,13 @@ def _kind_name(reading: CatalogueReading) -> str:
     return names[0] if names else "Unknown"
 
 
-def _early(rule: Rule, ev: Evidence, view: View, holding: bool, learned: Any) -> Verdict | CatalogueReading:
-    """Stages 1-3: a final verdict, or the catalogue's reading to hand to the learned reader."""
+def _early(rule: Rule, ev: Evidence, view: View, holding: bool,
+           learned: Any) -> Verdict | tuple[CatalogueReading, Scope]:
+    """Stages 1-3: a final verdict, or the catalogue's reading (on the part the rule names) to hand to
+    the learned reader."""
     if not ev.text().strip() and not ev.workspace():
         return Verdict("not_applicable", "nothing was delivered", [], "scope")
-    reading = read_catalogue(rule, view, holding=holding)
+    reading, sc = read_in_scope(rule, view, holding=holding)
     if rule.check is not None:
         return _verdict_from_reading(rule, ev, reading, f"check:{rule.check.type}")
     kind = _kind_name(reading)
@@ -108,7 +115,7 @@ def _early(rule: Rule, ev: Evidence, view: View, holding: bool, learned: Any) ->
         return _verdict_from_reading(rule, ev, reading, f"kind:{kind}")
     if reading.finding.verdict in ("violated", "satisfied") and learned.trusts(kind, reading.finding.verdict):
         return _verdict_from_reading(rule, ev, reading, f"kind:{kind}")
-    return reading
+    return reading, sc
 
 
 def read_offline(items: Sequence[tuple[Rule, Evidence]], *, learned: Any = "default") -> list[Verdict]:
@@ -131,7 +138,7 @@ def read_offline(items: Sequence[tuple[Rule, Evidence]], *, learned: Any = "defa
             out.append(r)
         else:
             out.append(None)
-            pending.append((i, PairInput(rule, ev, r, view, hold)))
+            pending.append((i, PairInput(rule, ev, r[0], view, hold, r[1])))
     if pending:
         for (i, pair), v in zip(pending, learned.decide_many([p for _, p in pending]), strict=True):
             out[i] = _with_quotes(v, pair)

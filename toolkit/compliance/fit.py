@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from toolkit.compliance._catalogue import holding_reply, read_catalogue
+from toolkit.compliance._catalogue import holding_reply
 from toolkit.compliance._embed import DEFAULT_MODEL, embedder
 from toolkit.compliance._features import PairInput, build, clause_features
 from toolkit.compliance._learned import RESOURCE, LearnedReader
+from toolkit.compliance._parts import read_in_scope
 from toolkit.compliance._reader import view_of
 from toolkit.compliance._types import Evidence, Rule
 from toolkit.splits import REPO_ROOT, load_splits, require_role, sha256_file
@@ -48,7 +49,8 @@ def point_pairs(points: Iterable, profiles: dict) -> tuple[list[PairInput], list
         hold = holding_reply(view)
         for pref in profiles[p.annotator].preferences:
             rule = Rule.from_preference(pref)
-            pairs.append(PairInput(rule, ev, read_catalogue(rule, view, holding=hold), view, hold))
+            reading, sc = read_in_scope(rule, view, holding=hold)
+            pairs.append(PairInput(rule, ev, reading, view, hold, sc))
             ys.append(int(p.corrected and pref.id in p.preference_ids))
             groups.append(p.annotator)
             ids.append(p.id)

@@ -5,7 +5,7 @@ Rows, each labelled with its data role in ``fixtures/SPLITS.json``:
 - **held-out** (the headline): the fc8 batches, written apart and never fit, tuned or read;
 - **first-contact**: batches under ``fixtures/fidelity/firstcontact/`` scored once on arrival
   (``--first-contact DIR`` records that score inside the batch before anyone reads it);
-- **development**: the shipped annotated set, the independent batches fc3-fc7 and the batches w1-w2
+- **development**: the shipped annotated set, the independent batches fc3-fc7 and the batches w1, w2, w6, w7
   (first-contact records kept and shown as their own rows), which the reader's catalogue was
   written against and its learned stage was fit on (labelled so).
 
@@ -124,7 +124,7 @@ def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
         note = f" (first scored at {rec['commit'][:8]}, {rec['date']})" if rec else " (not yet scored)"
         sets[f"first-contact {f.name}{note}"] = ("first-contact", [f])
     if by_role.get("development"):
-        sets["development (shipped set, fc3-fc7, w1-w2)"] = ("development", by_role["development"])
+        sets["development (shipped set, fc3-fc7, w1, w2, w6, w7)"] = ("development", by_role["development"])
     return sets
 
 
