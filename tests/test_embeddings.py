@@ -215,15 +215,28 @@ def test_benchmark_script_runs_on_a_toy_set(tmp_path, capsys):
     assert not (tmp_path / "FIRST_CONTACT.json").exists()
 
 
-def test_minilm_one_thread_gives_the_same_vectors_and_restores_torch(tmp_path):
+def test_minilm_encodes_with_one_thread_and_restores_torch(tmp_path, monkeypatch):
     import torch
 
     from toolkit.llm.embeddings import MiniLMEmbedder
 
     sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
     before = torch.get_num_threads()
+    seen: list[int] = []
+    real = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n))[1])
     g = Gateway(cache_dir=str(tmp_path / "a"), cache_mode="off")
-    one = MiniLMEmbedder(g, threads=1).embed(sentences)
-    assert torch.get_num_threads() == before
-    default = MiniLMEmbedder(g, threads=None).embed(sentences)
-    assert one.tobytes() == default.tobytes()
+    MiniLMEmbedder(g).embed(sentences)
+    assert seen == [1, before] and torch.get_num_threads() == before
+
+
+def test_minilm_vector_does_not_depend_on_the_texts_encoded_with_it(tmp_path):
+    """A cold run and a warm one meet texts in different batches: the vectors must agree bitwise."""
+    from toolkit.llm.embeddings import MiniLMEmbedder
+
+    sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
+    long = "Please keep every reply to the client under two hundred words, " * 6
+    g = Gateway(cache_dir=str(tmp_path / "a"), cache_mode="off")
+    together = MiniLMEmbedder(g).embed([long, *sentences])[1:]
+    alone = np.stack([MiniLMEmbedder(g).embed([s])[0] for s in sentences])
+    assert together.tobytes() == alone.tobytes()

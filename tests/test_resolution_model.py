@@ -108,6 +108,19 @@ def test_model_cache_reuses_a_fit_and_refits_when_the_data_change(tmp_path, monk
     assert _model_cache.cached_fit("toy", [f], {"seed": 1}, build) == 3
 
 
+def test_model_cache_key_covers_the_code_a_fit_imports() -> None:
+    """The embedder and the text layer a fit calls are part of its key (not only toolkit/rules)."""
+    from toolkit.rules.admission_model import ADMISSION_CODE
+
+    pkg = _model_cache._PKG
+    for code in (_model_cache.ALL_CODE, ADMISSION_CODE):
+        names = {p.relative_to(pkg).as_posix() for p in _model_cache._code_files(code)}
+        assert {"llm/embeddings.py", "llm/_minilm.py", "text/__init__.py", "splits.py"} <= names
+        assert not any(n.startswith(("gating/", "drift/", "notebooks/")) for n in names)
+    closure = {p.name for p in _model_cache.import_closure("toolkit.rules.resolution_model")}
+    assert {"resolution_model.py", "resolution_pairs.py", "embeddings.py"} <= closure
+
+
 def test_a_restatement_sharing_no_word_is_found_by_embeddings() -> None:
     from toolkit.rules.resolution_model import case_features
 

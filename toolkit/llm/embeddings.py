@@ -192,7 +192,7 @@ class MiniLMEmbedder(CachedEmbedder):
     """all-MiniLM-L6-v2 on CPU from the packaged weights (sha256-checked at load)."""
 
     def __init__(self, gateway: Gateway | None = None, *, model_dir: str | None = None,
-                 sha256: str = MINILM_SHA256, batch_size: int = 64, threads: int | None = 1) -> None:
+                 sha256: str = MINILM_SHA256, batch_size: int = 64) -> None:
         super().__init__(gateway)
         self.name = "minilm"
         self.model_dir = model_dir
@@ -200,11 +200,11 @@ class MiniLMEmbedder(CachedEmbedder):
         self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
-        #: torch intra-op threads while encoding (None: torch's default, one per core). One by
-        #: default: the vectors are bitwise the same, and on a loaded 2-core machine a second
-        #: thread only spins (70% more CPU time measured for the same texts); ``prefmem reproduce
-        #: --jobs`` gets its parallelism from running diagnostics side by side instead.
-        self.threads = threads
+        #: torch intra-op threads while encoding: always one. A vector must not depend on the
+        #: machine's core count (for a short text, one thread and two differ in the last bits),
+        #: and on a loaded 2-core machine a second thread only spins (70% more CPU time measured
+        #: for the same texts); ``prefmem reproduce --jobs`` runs diagnostics side by side instead.
+        self.threads = 1
 
     def _compute(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
         from pathlib import Path
@@ -214,15 +214,37 @@ class MiniLMEmbedder(CachedEmbedder):
         import torch
 
         before = torch.get_num_threads()
-        if self.threads:
-            torch.set_num_threads(self.threads)
+        torch.set_num_threads(self.threads)
         try:
-            v = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                             normalize_embeddings=False,
-                             show_progress_bar=False)  # the bar is per chunk, in embed()
+            out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+            requests = 0
+            for idx in _same_length_groups(model, texts):
+                group = [texts[i] for i in idx]
+                v = model.encode(group, batch_size=self.batch_size, convert_to_numpy=True,
+                                 normalize_embeddings=False,
+                                 show_progress_bar=False)  # the bar is per chunk, in embed()
+                out[idx] = np.asarray(v, dtype=np.float32)
+                requests += -(-len(group) // self.batch_size)
         finally:
             torch.set_num_threads(before)
-        return np.asarray(v, dtype=np.float32), -(-len(texts) // self.batch_size), 0
+        return out, requests, 0
+
+
+def _same_length_groups(model: Any, texts: list[str]) -> list[list[int]]:
+    """Indices of ``texts`` grouped by token count after truncation, in a fixed order.
+
+    A text's vector must not depend on which other texts it was encoded with: padded to a
+    longer neighbour, it comes out different in the last bits (about 1e-7), and which texts
+    meet in one batch depends on what a cache already held, so a cold run and a warm one (or
+    two test orders) fitted different models from the same data. Texts of equal length need
+    no padding, and their vectors are then bitwise those of each text encoded alone
+    (checked by ``tests/test_embeddings.py``).
+    """
+    ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
+    groups: dict[int, list[int]] = {}
+    for i, tok in enumerate(ids):
+        groups.setdefault(len(tok), []).append(i)
+    return [groups[n] for n in sorted(groups)]
 
 
 class OpenAIEmbedder(CachedEmbedder):

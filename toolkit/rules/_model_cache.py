@@ -1,14 +1,16 @@
 """A disk cache for fitted offline models (admission, resolution), so a CLI call does not refit.
 
 The key is the sha256 of everything the fit reads: the training files' bytes, the parameters,
-the source it runs (by default the rules and text packages and every resource table; a fit may
-name a narrower set): a change to any of them refits. The
+the source it runs (its modules and everything they import inside ``toolkit``, found statically,
+plus every resource table; a fit may name a narrower set): a change to any of them refits. The
 value is a pickle written atomically under ``$PREFMEM_CACHE_DIR/models/``. The cache holds only
 what the fit computed from development data; a corrupt or unreadable entry is refit.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 import os
@@ -22,17 +24,81 @@ T = TypeVar("T")
 _PKG = Path(__file__).resolve().parent.parent
 
 
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` inside ``toolkit`` (its ``__init__`` for a package)."""
+    p = _PKG.parent.joinpath(*name.split("."))
+    if (p / "__init__.py").is_file():
+        return p / "__init__.py"
+    return p.with_suffix(".py") if p.with_suffix(".py").is_file() else None
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Every ``toolkit`` module ``path`` imports anywhere (function-level imports included)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            out.add(name)
+            out.update(f"{name}.{a.name}" for a in node.names)  # ``from pkg import module``
+    return {n for n in out if n == "toolkit" or n.startswith("toolkit.")}
+
+
+@functools.cache
+def import_closure(module: str) -> tuple[Path, ...]:
+    """The source files ``module`` runs: itself, its packages and everything it imports, in ``toolkit``.
+
+    Read statically from the sources, so a fit's cache key covers the code it reaches (the
+    embedder in ``toolkit/llm``, the text layer, ...) without a hand-kept list going stale.
+    """
+    seen: set[str] = set()
+    files: set[Path] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(name)
+        if path is None:
+            continue
+        files.add(path)
+        parts = name.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(2, len(parts)))
+        todo.extend(_imports(path, name))
+    return tuple(sorted(files))
+
+
+def _code_files(code: Sequence[str]) -> set[Path]:
+    """Files named by ``code``: globs under ``toolkit/``, or ``toolkit.…`` modules with their imports."""
+    out: set[Path] = set()
+    for entry in code:
+        if entry.startswith("toolkit."):
+            out.update(import_closure(entry))
+        else:
+            out.update(_PKG.glob(entry))
+    return out
+
+
 def _code_digest(code: Sequence[str]) -> str:
     h = hashlib.sha256()
-    for p in sorted({p for g in code for p in _PKG.glob(g)}):
+    for p in sorted(_code_files(code)):
         h.update(p.relative_to(_PKG).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()
 
 
-#: the code a fit depends on, as globs under ``toolkit/`` (default: the rules and text packages
-#: and every resource table)
-ALL_CODE: tuple[str, ...] = ("rules/*.py", "text/*.py", "resources/**/*.yaml")
+#: the code a fit depends on: ``toolkit.…`` module names (the module and everything it imports)
+#: or globs under ``toolkit/``. Default: the rules package's modules with their imports (the
+#: text layer, ``toolkit/llm``'s embedders, ...) and every resource table.
+ALL_CODE: tuple[str, ...] = ("toolkit.rules.resolution_model", "toolkit.rules.admission_model",
+                             "rules/*.py", "resources/**/*.yaml", "resources/**/*.json")
 
 
 def cache_key(kind: str, files: Sequence[Path], params: dict[str, Any],

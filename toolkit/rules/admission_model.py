@@ -384,9 +384,9 @@ FIT_CS: tuple[float, ...] = (0.3, 1.0)
 #: weights of the word n-gram block tried by the CV (0: sentence vectors and cue features only)
 NGRAM_WEIGHTS: tuple[float, ...] = (2.0,)
 #: the code the admitter's fit runs (the key of its disk cache)
-ADMISSION_CODE: tuple[str, ...] = ("rules/admission*.py", "rules/cues.py", "rules/_embed.py",
-                                   "rules/_model_cache.py", "text/*.py", "resources/admission/*.yaml",
-                                   "resources/text/*.yaml")
+ADMISSION_CODE: tuple[str, ...] = ("toolkit.rules.admission_model", "rules/admission*.py", "rules/cues.py",
+                                   "rules/_embed.py", "rules/_model_cache.py", "text/*.py",
+                                   "resources/admission/*.yaml", "resources/text/*.yaml")
 #: PrefEval explicit preferences: every ``PREFEVAL_STRIDE``-th, each with weight ``PREFEVAL_WEIGHT``
 PREFEVAL_STRIDE = 4
 PREFEVAL_WEIGHT = 0.2
