@@ -51,12 +51,25 @@ _GLOBAL_SCOPE = _T["global_scope"]
 # clause openers that introduce an activating condition (the rule fires only then)
 _CONDITION_OPENERS = _T["condition_openers"][0]
 _FILE_NOUNS = _T["file_nouns"][0]
-_QUALIFIER = r"(?!(?:this|that|these|those|the|a|an|every|each|all|any|some|new|my|your|our)\b)"
 _CONDITION_RESTRICT = _T["condition_restrict"][0]
 _EXCEPTION = _T["exception"][0]
 _POLITE = _T["polite"][0]
 _LEAD_INS = _T["lead_ins"][0]
 _ONE_OFF = _T["one_off"]
+# what follows or precedes a cue word and changes its reading (each a validated table entry)
+_CLAUSE_END = _T["clause_end"]
+_TIMING_NOT_TRIGGER = _T["timing_not_trigger"]
+_ONCE_TRIGGER_NEXT = _T["once_trigger_next"]
+_RECURRENCE_TRIGGER_NEXT = _T["recurrence_trigger_next"]
+_NOT_ACTIVATION_NEXT = _T["not_activation_next"]
+_WIDENING_BEFORE = _T["widening_before"]
+_REPORT_NEXT = _T["report_next"]
+_PAST_VERB_NEXT = _T["past_verb_next"]
+_THIRD_PERSON_VERB_NEXT = _T["third_person_verb_next"]
+_CONTAINER_NOUNS = _T["container_nouns"]
+_HABITUAL_SUBJECTS = _T["habitual_subjects"]
+_NOT_PROJECT_NAMES = _T["not_project_names"]
+_FRICTION_ONLY_TAIL = _T["friction_only_tail"]
 _SAME_LENGTH = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "}
 )
@@ -160,7 +173,7 @@ def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 def _clause_end(text: str, start: int) -> int:
     """Where a subordinate clause that begins at ``start`` ends (comma, dash or sentence end)."""
-    m = re.compile(r"[,;.!?\n]|\s[-\u2013\u2014]+\s|\s(?:then|but)\s").search(text, start)
+    m = _CLAUSE_END.search(text, start)
     return m.start() if m else len(text)
 
 
@@ -230,27 +243,18 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
             not fronted
             or any(s.start <= m.start() < s.end for s in lasting)
             or not re.match(r"\s+\w", rest)
-            or re.match(r"\s+(?:that|this|then|which|all|the fact|now|lunch|today|I)\b", rest, _F)
-            or re.match(
-                r"\s+we\s+(?:move on|go on|continue|start|begin|get (?:going|started)|"
-                r"dive in|proceed|wrap up|look|forget)\b",
-                rest,
-                _F,
-            )
+            or _TIMING_NOT_TRIGGER.match(rest)
             or re.match(r"[^,;.!?]*:", rest)
         ):
             continue
         # "once" as a count ("just once") and "if" inside "if you want" hedges are not activations
-        if word == "once" and not re.match(r"\s+(?:you|we|a|an|the|it|there|any)\b", rest, _F):
+        if word == "once" and not _ONCE_TRIGGER_NEXT.match(rest):
             continue
-        if word in {"every time", "each time", "anytime", "any time"} and not re.match(
-            r"\s+(?:you|we|I|a|an|the|it|there|someone|anyone|something|code|\w+s?\s+(?:is|are|get|"
-            r"gets|change|changes))\b",
-            rest,
-            _F,
+        if word in {"every time", "each time", "anytime", "any time"} and not (
+            _RECURRENCE_TRIGGER_NEXT.match(rest)
         ):
             continue
-        if word in {"when", "whenever", "if"} and re.match(r"\s+(?:possible|in doubt)\b", rest, _F):
+        if word in {"when", "whenever", "if"} and _NOT_ACTIVATION_NEXT.match(rest):
             continue
         end = _clause_end(text, m.end())
         if fronted and not re.match(r"[,;:\-\u2013\u2014]|\s[-\u2013\u2014]", text[end : end + 2]):
@@ -337,21 +341,7 @@ def _project_name(spans: list[Span]) -> str | None:
         if m:
             g = m.groupdict()
             name = (g.get("name") or g.get("name2") or g.get("name3") or "").strip("`'")
-            if name and name.lower() not in {
-                "this",
-                "our",
-                "the",
-                "my",
-                "current",
-                "whole",
-                "entire",
-                "same",
-                "new",
-                "main",
-                "other",
-                "any",
-                "every",
-            }:
+            if name and name.lower() not in _NOT_PROJECT_NAMES:
                 return name
     return None
 
@@ -426,8 +416,8 @@ def _descriptive(text: str, span: Span) -> bool:
     """An always/never that describes an artefact ("the function you wrote always returns None")."""
     low = span.text.lower()
     after = text[span.end :]
-    if low in {"every time", "each time", "whenever", "any time", "anytime"} and re.match(
-        r"\s+I\b", after
+    if low in {"every time", "each time", "whenever", "any time", "anytime"} and _REPORT_NEXT.match(
+        after
     ):
         # "every time I run it, it crashes": the user's report, not a rule for the agent
         cut = re.search(r"[,;.!?]", after)
@@ -440,13 +430,7 @@ def _descriptive(text: str, span: Span) -> bool:
     words = re.findall(r"[\w']+", before.lower())
     if (
         words
-        and re.match(
-            r"\s+(?:had|was|were|did|got|made|went|ran|saw|came|took|gave|found|"
-            r"thought|knew|left|broke|wrote|forgot|heard|meant|kept|lost|sent|"
-            r"built|became|began|brought|used to|\w+ed)\b",
-            after,
-            _F,
-        )
+        and _PAST_VERB_NEXT.match(after)
         and words[-1] != "you"
     ):
         return True
@@ -455,11 +439,9 @@ def _descriptive(text: str, span: Span) -> bool:
     if _ARTEFACT.search(before):
         return True
     return (
-        bool(re.match(r"\s+(?!is\b|has\b|does\b|was\b)[a-z]+(?<!s)s\b", after))
-        and words[-1] not in {"code", "everyone"}
-        and not re.search(
-            r"(?i)\b(?:project|repo|repository|codebase|monorepo|service|app|crate|team)\b", before
-        )
+        bool(_THIRD_PERSON_VERB_NEXT.match(after))
+        and words[-1] not in _HABITUAL_SUBJECTS
+        and not _CONTAINER_NOUNS.search(before)
     )
 
 
@@ -473,7 +455,7 @@ def _generic_condition(condition: str) -> bool:
 
 def _is_friction_only(sentence: str) -> bool:
     """A sentence that only voices annoyance ("I keep having to tell you this.")."""
-    return bool(re.search(r"(?i)\b(?:this|that|it|so)\s*[.!?]*$", sentence.strip())) and bool(
+    return bool(_FRICTION_ONLY_TAIL.search(sentence.strip())) and bool(
         _finditer(_FRICTION, sentence, "friction")
     )
 
@@ -499,11 +481,7 @@ def parse_cues(text: str) -> Cues:
     temporary = [
         t
         for t in temporary
-        if not re.search(
-            r"\bnot (?:just |only |merely |simply )?(?:for |in |on |during )?$",
-            text[max(0, t.start - 24) : t.start],
-            _F,
-        )
+        if not _WIDENING_BEFORE.search(text[max(0, t.start - 24) : t.start])
     ]
     if not _FIRM_DURATION.search(text):
         temporary = sorted(
