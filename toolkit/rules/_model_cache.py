@@ -30,9 +30,9 @@ def _code_digest(code: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-#: the code a fit depends on, as globs under ``toolkit/`` (default: the rules and text packages
-#: and every resource table)
-ALL_CODE: tuple[str, ...] = ("rules/*.py", "text/*.py", "resources/**/*.yaml")
+#: the code a fit depends on, as globs under ``toolkit/`` (default: the rules, text and llm
+#: packages (the embedders make the features) and every resource table)
+ALL_CODE: tuple[str, ...] = ("rules/*.py", "text/*.py", "llm/*.py", "resources/**/*.yaml")
 
 
 def cache_key(kind: str, files: Sequence[Path], params: dict[str, Any],
