@@ -197,7 +197,9 @@ class MiniLMEmbedder(CachedEmbedder):
         self.name = "minilm"
         self.model_dir = model_dir
         self.sha256 = sha256
-        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}"
+        #: "rowwise": each vector is a function of its text alone (see ``_same_length_groups``);
+        #: vectors cached before that depended on their batch, so they are not reused
+        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
         #: torch intra-op threads while encoding: always one. A vector must not depend on the

@@ -111,6 +111,23 @@ class CaseFeatures:
         return np.hstack([self.vectors * vector_weight, self.cues])
 
 
+def prefetch(records: Sequence[ResolutionInput], embedder: str = DEFAULT_EMBEDDER) -> int:
+    """Embed every text the resolver will compare for ``records`` in one call (corrections, their
+    clauses, each rule's sentence, behaviour, conditions and exceptions), so a cold fit encodes
+    them in a few large batches instead of thousands of small look-ups, one per case and library
+    (the grown libraries repeat the same rules). Returns the number of distinct texts."""
+    from toolkit.rules.resolution_semantic import rule_sentence
+
+    texts: dict[str, None] = {}
+    for rec in records:
+        texts.update(dict.fromkeys([rec.correction, *split_segments(rec.correction)]))
+        for r in rec.library:
+            texts.update(dict.fromkeys([rule_sentence(r), r.behavior, *r.conditions,
+                                        *r.exceptions]))
+    embed(list(texts), embedder)
+    return len(texts)
+
+
 def case_features(records: Sequence[ResolutionInput], grammar: Sequence[tuple[list[str] | None,
                   list[str | None]]], embedder: str = DEFAULT_EMBEDDER) -> CaseFeatures:
     """Features of each case; ``grammar`` gives the cue grammar's (ops, targets) per case."""
@@ -255,7 +272,7 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
 
 #: development batches written apart, scored once at first contact, development since
 DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
-                                 "firstcontact/w7")
+                                 "firstcontact/w7", "firstcontact/w9", "firstcontact/w10")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
@@ -351,6 +368,12 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     fold_idx = _folds([c.group for c in cases], folds)
     n = len(cases)
     grid, best = [], None
+    # the target model does not depend on the grid: one fit per fold
+    fold_ranked = []
+    for test in fold_idx:
+        train = np.setdiff1d(np.arange(n), test)
+        tm = TargetModel(1.0, random_state).fit(X.take(train), [tg[i] for i in train])
+        fold_ranked.append(tm.rank(X.take(test)))
     for C, vw, nw in itertools.product(Cs, vector_weights, ngram_weights):
         pmax = np.zeros(n)
         ops_oof = [""] * n
@@ -358,13 +381,11 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         ptop = np.ones(n)  # P(target) of the chosen rule (1 for untargeted answers)
         dec_ok = np.zeros(n, dtype=bool)
         tgt_ok = np.zeros(n, dtype=bool)
-        for test in fold_idx:
+        for test, ranked in zip(fold_idx, fold_ranked, strict=True):
             train = np.setdiff1d(np.arange(n), test)
             Xtr, Xte = X.take(train), X.take(test)
             m = OperationModel(C, vw, random_state, nw).fit(Xtr, [y[i] for i in train])
-            tm = TargetModel(1.0, random_state).fit(Xtr, [tg[i] for i in train])
             pr = m.predict_proba(Xte)
-            ranked = tm.rank(Xte)
             for j, i in enumerate(test):
                 op = str(m.classes_[int(np.argmax(pr[j]))])
                 pmax[i] = float(pr[j].max())
@@ -472,8 +493,11 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
     from toolkit.rules._model_cache import cached_fit
 
     def build() -> FittedResolver:
+        from toolkit.rules.resolution import development_cases as semantic_cases
+
         cases = development_cases()
         recs = [c.record for c in cases]
+        prefetch([*recs, *(r for r, _ in semantic_cases())], embedder)
         readings = [_reading(r) for r in grammar_readings(recs)]
         X = case_features(recs, readings, embedder)
         ok = []
@@ -493,9 +517,20 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
         tm = TargetModel(1.0, seed).fit(X, [c.target for c in cases])
         return FittedResolver(op, tm, sel, embedder)
 
-    _FITTED[key] = cached_fit("resolution", _training_files(), {"seed": seed, "embedder": embedder,
-                                                                 "version": 2}, build)
+    with one_thread():
+        _FITTED[key] = cached_fit("resolution", _training_files(),
+                                  {"seed": seed, "embedder": embedder, "version": 3}, build)
     return _FITTED[key]
+
+
+def one_thread():  # noqa: ANN201 - a threadpoolctl context manager
+    """BLAS and OpenMP limited to one thread while fitting and predicting: the matrices are small
+    (a few hundred cases, ~10,000 pairs), and on a loaded machine idle BLAS threads spin: a fit of
+    the operation model cost 4-5 CPU-s with the default threads and 0.14 CPU-s with one
+    (measured; same iterations). One thread also fixes the order of every sum."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
 
 
 def _training_files() -> list[Path]:
@@ -537,10 +572,13 @@ def resolve_learned(records: Sequence[ResolutionInput], *, seed: int = 0,
     from dataclasses import replace
 
     fitted = fitted_resolver(seed, embedder)
-    grammar = grammar_readings(records)
-    X = case_features(records, [_reading(g) for g in grammar], embedder)
+    with one_thread():
+        prefetch(records, embedder)
+        grammar = grammar_readings(records)
+        X = case_features(records, [_reading(g) for g in grammar], embedder)
+        predicted = fitted.predict(X)
     out = []
-    for rec, g, (op, target, p) in zip(records, grammar, fitted.predict(X), strict=True):
+    for rec, g, (op, target, p) in zip(records, grammar, predicted, strict=True):
         note = f"learned: {op or 'abstain'} {target or ''} (p {p:.2f})".rstrip()
         if op is None:
             out.append(replace(g, proposals=[], status="unknown", dropped=[*g.dropped, note]))
