@@ -16,6 +16,7 @@ owed to abstention. Prose comparing with the paper is printed from the numbers.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -124,8 +125,19 @@ def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
         note = f" (first scored at {rec['commit'][:8]}, {rec['date']})" if rec else " (not yet scored)"
         sets[f"first-contact {f.name}{note}"] = ("first-contact", [f])
     if by_role.get("development"):
-        sets["development (shipped set, fc3-fc7, w1, w2, w6, w7)"] = ("development", by_role["development"])
+        sets[f"development ({_folders_named(by_role['development'])})"] = ("development", by_role["development"])
     return sets
+
+
+def _folders_named(folders: list[Path]) -> str:
+    """Batch folders in a few words: the shipped set, the independent waves as a range, the rest by name."""
+    names = sorted({f.name for f in folders})
+    waves = sorted({int(m.group(1)) for n in names if (m := re.fullmatch(r"fc(\d+)[a-z]?", n))})
+    rest = sorted((n for n in names if n != "fidelity" and not re.fullmatch(r"fc\d+[a-z]?", n)),
+                  key=lambda n: (re.sub(r"\d+", "", n), int(re.sub(r"\D", "", n) or 0)))
+    parts = (["shipped set"] if "fidelity" in names else []) + \
+        ([f"fc{waves[0]}-fc{waves[-1]}" if len(waves) > 1 else f"fc{waves[0]}"] if waves else []) + rest
+    return ", ".join(parts)
 
 
 def recorded_first_contacts() -> list[dict]:
