@@ -45,6 +45,20 @@ def test_exported_trees_reproduce_the_estimator_and_fit_is_deterministic() -> No
     assert a.threshold_violation_ == b.threshold_violation_
 
 
+def test_tree_size_is_the_grid_setting_with_the_best_out_of_fold_f1() -> None:
+    rng = np.random.RandomState(1)
+    X = rng.randn(400, 16)
+    y = (X[:, 0] - 0.4 * X[:, 2] + 0.5 * rng.randn(400) > 0.9).astype(int)
+    groups = np.repeat(np.arange(8), 50)
+    r = LearnedReader(max_iter=20, leaf_grid=((15, 20), (3, 60))).fit(X, y, groups)
+    assert set(r.cv_grid_) == {"15/20", "3/60"}
+    best = max(r.cv_grid_, key=lambda k: r.cv_grid_[k]["f1"])
+    assert f"{r.max_leaf_nodes_}/{r.min_samples_leaf_}" == best
+    assert r.cv_points_[str(r.precision_)]["f1"] == r.cv_grid_[best]["f1"]
+    shipped = default_reader()
+    assert f"{shipped.max_leaf_nodes_}/{shipped.min_samples_leaf_}" in shipped.cv_grid_
+
+
 def _reading(verdict: str, applicable: bool | None = True) -> CatalogueReading:
     return CatalogueReading(applicable, "always applies", Finding(verdict, "evidence"), (), (), True, 2)
 

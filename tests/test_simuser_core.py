@@ -149,7 +149,8 @@ def test_task_internal_wish_is_not_a_violation():
     user = SimulatedUser(prof)
     d = Delivery(task="My client insists on a steakhouse for the team dinner; book one.",
                  reply="Booked Hawksmoor, the steakhouse on Air Street, for 8 at 19:30.")
-    assert user.judge(d).decision == "silent"
+    tr = user.judge(d)  # no correction: a judged pass or an abstention (the reader cannot tell), never a violation
+    assert tr.decision in ("silent", "abstain") and tr.named == ()
     d2 = Delivery(task="Book a team dinner.", reply="Booked Hawksmoor, the steakhouse on Air Street.")
     assert user.judge(d2).named == ("veg",)
 

@@ -17,6 +17,9 @@ does for one threshold:
   stays under ``1 - npv``;
 - in between, the reader abstains.
 
+The trees' size (leaves per tree, least pairs per leaf) is chosen on the same folds from ``leaf_grid``:
+the setting whose out-of-fold point-level macro F1 at its own operating point is highest.
+
 A catalogue kind whose ``satisfied`` verdicts meet the pass constraint on development data, with
 enough support, is trusted to pass a delivery alone (``trusted_kinds_``); a violation always goes
 through the learned gate, whose point-level specificity was measured out of fold. The fitted parameters are shipped as JSON package data
@@ -117,13 +120,14 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     to plain arrays (``trees_``) so the shipped reader needs no pickle; :meth:`predict_proba` walks them.
     """
 
-    def __init__(self, max_iter: int = 200, learning_rate: float = 0.05, max_leaf_nodes: int = 15,
+    def __init__(self, max_iter: int = 200, learning_rate: float = 0.05,
+                 leaf_grid: tuple[tuple[int, int], ...] = ((15, 20), (15, 40), (7, 20), (7, 40)),
                  precisions: tuple[float, ...] = tuple(round(0.7 + 0.01 * i, 2) for i in range(21)),
                  target_specificity: float = 0.88,
                  npv: float = 0.97, min_kind_support: int = 15, n_splits: int = 5, random_state: int = 0):
         self.max_iter = max_iter
         self.learning_rate = learning_rate
-        self.max_leaf_nodes = max_leaf_nodes
+        self.leaf_grid = leaf_grid
         self.precisions = precisions
         self.target_specificity = target_specificity
         self.npv = npv
@@ -131,31 +135,52 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         self.n_splits = n_splits
         self.random_state = random_state
 
-    def _estimator(self) -> HistGradientBoostingClassifier:
+    def _estimator(self, max_leaf_nodes: int, min_samples_leaf: int) -> HistGradientBoostingClassifier:
         return HistGradientBoostingClassifier(max_iter=self.max_iter, learning_rate=self.learning_rate,
-                                              max_leaf_nodes=self.max_leaf_nodes, early_stopping=False,
-                                              random_state=self.random_state)
+                                              max_leaf_nodes=max_leaf_nodes, min_samples_leaf=min_samples_leaf,
+                                              early_stopping=False, random_state=self.random_state)
+
+    def _operating_point(self, oof: np.ndarray, y: np.ndarray, groups: np.ndarray,
+                         points: np.ndarray) -> tuple[float, dict[str, dict[str, float]]]:
+        """The loosest precision constraint whose out-of-fold point-level specificity meets the target,
+        with the out-of-fold point scores at every constraint tried."""
+        cv: dict[str, dict[str, float]] = {}
+        chosen = self.precisions[-1]
+        for prec in self.precisions:
+            t = _threshold_for_precision(oof, y, prec)
+            f1, spec, rr = point_scores(oof >= t, y, groups, points)
+            cv[str(prec)] = {"threshold": t, "f1": f1, "specificity": spec, "rule_recall": rr}
+            if spec >= self.target_specificity:
+                chosen = prec
+                break
+        return chosen, cv
 
     def fit(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray, kinds: list[tuple[str, str]] | None = None,
             points: np.ndarray | None = None):
-        """Fit; ``points`` (the point id of each pair) lets the precision constraint be chosen at point level."""
+        """Fit; ``points`` (the point id of each pair) lets the precision constraint be chosen at point level.
+
+        The trees' size (``leaf_grid``: leaves per tree, least pairs per leaf) is chosen by the same
+        annotator-grouped folds: the setting whose out-of-fold point-level macro F1 at its operating
+        point is highest (``cv_grid_``); ties go to the earlier setting."""
         from threadpoolctl import threadpool_limits
 
         X, y, groups = np.asarray(X, float), np.asarray(y, int), np.asarray(groups)
-        oof = np.zeros(len(y))
-        with threadpool_limits(limits=1):  # one thread: deterministic and kind to a shared machine
-            for tr, te in GroupKFold(n_splits=self.n_splits).split(X, y, groups):
-                oof[te] = self._estimator().fit(X[tr], y[tr]).predict_proba(X[te])[:, 1]
+        pts = points if points is not None else np.arange(len(y))
+        folds = list(GroupKFold(n_splits=self.n_splits).split(X, y, groups))
+        best = None
+        self.cv_grid_ = {}
+        for leaves, min_leaf in self.leaf_grid:
+            oof = np.zeros(len(y))
+            with threadpool_limits(limits=1):  # one thread: deterministic and kind to a shared machine
+                for tr, te in folds:
+                    oof[te] = self._estimator(leaves, min_leaf).fit(X[tr], y[tr]).predict_proba(X[te])[:, 1]
+            prec, cv = self._operating_point(oof, y, groups, pts)
+            f1 = cv[str(prec)]["f1"]
+            self.cv_grid_[f"{leaves}/{min_leaf}"] = {"precision": prec, **cv[str(prec)]}
+            if best is None or f1 > best[0]:
+                best = (f1, leaves, min_leaf, oof, prec, cv)
+        _, self.max_leaf_nodes_, self.min_samples_leaf_, oof, self.precision_, self.cv_points_ = best
         self.oof_proba_ = oof
-        self.cv_points_ = {}
-        self.precision_ = self.precisions[-1]
-        for prec in self.precisions:  # the loosest constraint whose out-of-fold specificity meets the target
-            t = _threshold_for_precision(oof, y, prec)
-            f1, spec, rr = point_scores(oof >= t, y, groups, points if points is not None else np.arange(len(y)))
-            self.cv_points_[str(prec)] = {"threshold": t, "f1": f1, "specificity": spec, "rule_recall": rr}
-            if spec >= self.target_specificity:
-                self.precision_ = prec
-                break
         self.threshold_violation_ = _threshold_for_precision(oof, y, self.precision_)
         self.threshold_pass_ = min(_threshold_for_npv(oof, y, self.npv), self.threshold_violation_)
         self.trusted_kinds_: dict[str, list[str]] = {}
@@ -170,7 +195,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
                 if v == "satisfied" and 1 - share >= self.npv:  # violations always go through the gate
                     self.trusted_kinds_.setdefault(k, []).append(v)
         with threadpool_limits(limits=1):
-            est = self._estimator().fit(X, y)
+            est = self._estimator(self.max_leaf_nodes_, self.min_samples_leaf_).fit(X, y)
         self.baseline_ = float(np.ravel(est._baseline_prediction)[0])
         self.trees_ = [_export(pred[0].nodes) for pred in est._predictors]
         self.classes_ = np.array([0, 1])
@@ -230,7 +255,8 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
             "params": self.get_params(), "embedder": self.embedder_, "features": list(CUE_NAMES + SIM_NAMES + CLAUSE_NAMES),
             "threshold_violation": self.threshold_violation_, "threshold_pass": self.threshold_pass_,
             "trusted_kinds": self.trusted_kinds_, "baseline": self.baseline_, "trees": self.trees_,
-            "precision": self.precision_, "cv_points": self.cv_points_, "meta": meta,
+            "precision": self.precision_, "cv_points": self.cv_points_, "cv_grid": self.cv_grid_,
+            "tree_size": [self.max_leaf_nodes_, self.min_samples_leaf_], "meta": meta,
         }, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -245,6 +271,8 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         self.baseline_ = d["baseline"]
         self.precision_ = d["precision"]
         self.cv_points_ = d["cv_points"]
+        self.cv_grid_ = d["cv_grid"]
+        self.max_leaf_nodes_, self.min_samples_leaf_ = d["tree_size"]
         self.trees_ = d["trees"]
         self.embedder_ = d["embedder"]
         self.meta_ = d["meta"]

@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     reader, meta = fit(args.model)
     Path(args.out).write_text(reader.to_json(meta) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}: {meta['n_pairs']} pairs ({meta['n_positive']} violations), thresholds "
+    print(f"wrote {args.out}: {meta['n_pairs']} pairs ({meta['n_positive']} violations), trees of "
+          f"{reader.max_leaf_nodes_} leaves / {reader.min_samples_leaf_} pairs a leaf (grid {reader.cv_grid_}), thresholds "
           f"violation {reader.threshold_violation_:.3f} (precision {reader.precision_}) / pass {reader.threshold_pass_:.3f}; "
           f"out-of-fold {reader.cv_points_}; trusted kinds "
           f"{reader.trusted_kinds_}", file=sys.stderr)

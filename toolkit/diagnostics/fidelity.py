@@ -16,6 +16,7 @@ owed to abstention. Prose comparing with the paper is printed from the numbers.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +42,43 @@ from toolkit.viz import new_figure
 #: fc8 at first contact with the pre-rebuild reader (recorded 2026-11-30 in
 #: fixtures/fidelity/independent/README.md; not recomputable: that code is gone from the reader)
 PRE_REBUILD_FC8 = {"f1": 0.626, "specificity": 0.428, "rule_recall": 0.350, "n_points": 147, "n_annotators": 12}
+
+
+def stage_breakdown(points: list[AnnotatedPoint], traces: list) -> pd.DataFrame:
+    """Where each (point, preference of its annotator) pair ended in the reader's cascade: the deciding stage
+    (``check``, ``scope``, ``kind``, ``learned``, ``llm``) and verdict, counted separately for the pairs the
+    annotator labelled as violated and for the rest, with each count's share of its group.
+
+    It answers which stage a missed violation stopped at (ruled out by a condition, passed, or left
+    undecided), so it is built on development points only."""
+    counts: dict[tuple[str, str, str], int] = {}
+    totals: dict[str, int] = {}
+    for p, t in zip(points, traces, strict=True):
+        labelled = set(p.preference_ids) if p.corrected else set()
+        for j in t.judgements:
+            gold = "labelled violation" if j.preference_id in labelled else "not labelled"
+            stage = (j.decided_by or "none").split(":")[0]
+            key = (gold, stage, j.verdict)
+            counts[key] = counts.get(key, 0) + 1
+            totals[gold] = totals.get(gold, 0) + 1
+    rows = [{"pair": g, "stage": st, "verdict": v, "pairs": n, "share": n / totals[g]}
+            for (g, st, v), n in sorted(counts.items())]
+    return pd.DataFrame(rows, columns=["pair", "stage", "verdict", "pairs", "share"])
+
+
+def stage_sentence(table: pd.DataFrame) -> str | None:
+    """One sentence on where the labelled violations of the development points were decided."""
+    pos = table[table["pair"] == "labelled violation"]
+    if pos.empty:
+        return None
+    n = int(pos["pairs"].sum())
+    found = int(pos.loc[pos["verdict"] == "violated", "pairs"].sum())
+    scope = int(pos.loc[(pos["stage"] == "scope") & (pos["verdict"] == "not_applicable"), "pairs"].sum())
+    passed = int(pos.loc[pos["verdict"] == "satisfied", "pairs"].sum())
+    undecided = int(pos.loc[pos["verdict"] == "unknown", "pairs"].sum())
+    return (f"Development, labelled violations (point, preference): {found} of {n} found; of the rest {scope} "
+            f"ruled out by the scope stage (a condition or exception read as not holding), {passed} passed and "
+            f"{undecided} left undecided (abstain).")
 
 
 def disagreements(points: list[AnnotatedPoint], traces: list) -> pd.DataFrame:
@@ -124,8 +162,19 @@ def fidelity_sets() -> dict[str, tuple[str, list[Path]]]:
         note = f" (first scored at {rec['commit'][:8]}, {rec['date']})" if rec else " (not yet scored)"
         sets[f"first-contact {f.name}{note}"] = ("first-contact", [f])
     if by_role.get("development"):
-        sets["development (shipped set, fc3-fc7, w1, w2, w6, w7)"] = ("development", by_role["development"])
+        sets[f"development ({_folders_named(by_role['development'])})"] = ("development", by_role["development"])
     return sets
+
+
+def _folders_named(folders: list[Path]) -> str:
+    """Batch folders in a few words: the shipped set, the independent waves as a range, the rest by name."""
+    names = sorted({f.name for f in folders})
+    waves = sorted({int(m.group(1)) for n in names if (m := re.fullmatch(r"fc(\d+)[a-z]?", n))})
+    rest = sorted((n for n in names if n != "fidelity" and not re.fullmatch(r"fc\d+[a-z]?", n)),
+                  key=lambda n: (re.sub(r"\d+", "", n), int(re.sub(r"\D", "", n) or 0)))
+    parts = (["shipped set"] if "fidelity" in names else []) + \
+        ([f"fc{waves[0]}-fc{waves[-1]}" if len(waves) > 1 else f"fc{waves[0]}"] if waves else []) + rest
+    return ", ".join(parts)
 
 
 def recorded_first_contacts() -> list[dict]:
@@ -253,12 +302,15 @@ def run(ctx: RunContext) -> Result:
                 ctx.record_input(f)
             sets[name] = (role, *load_set(folders))
     rows, reports, figures, tables, text = [], {}, {}, {}, []
+    text_stage = None
     for name, (role, points, profiles) in sets.items():
         report, traces = score_set(points, profiles, model, seed=ctx.seed)
         reports[name] = report
         rows.append(table_row(name, role, report))
         if role == "development":  # errors are read only where the method may be tuned
             tables["disagreements_development"] = disagreements(points, traces)
+            tables["stages_development"] = stage_breakdown(points, traces)
+            text_stage = stage_sentence(tables["stages_development"])
         if role in ("held-out", "user"):
             tables["annotators_headline"] = pd.DataFrame(report["annotators"])
             figures["per_annotator"] = per_annotator_figure(report, name)
@@ -292,6 +344,8 @@ def run(ctx: RunContext) -> Result:
             dev["f1"] - fc8["f1"] > 0.05:
         text.append(f"The development row (F1 {dev['f1']:.3f}) is above the held-out row ({fc8['f1']:.3f}): it is "
                     "scored on the points the catalogue was written against and the learned stage was fit on.")
+    if text_stage:
+        text.append(text_stage)
     text.append(f"Paper ({paper['table']}): {paper['n_annotators']} researchers, {paper['n_points']} points; "
                 "precision and recall are not reported there.")
     return Result(name="fidelity", tables=tables, figures=figures, text=text,
