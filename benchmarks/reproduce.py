@@ -1,9 +1,10 @@
 """Time every diagnostic of ``prefmem reproduce`` cold, a base commit beside the working tree, in one run.
 
     python benchmarks/reproduce.py [--base COMMIT] [NAME ...] [--sequential] [--keep DIR] [--json OUT]
+                                   [--set KEY=VALUE ...]
 
 For each diagnostic (all of ``prefmem reproduce --list`` by default, longest first), the base commit
-(default ``1869874``, checked out into a temporary git worktree) and the working tree each run
+(default ``f9d4238``, checked out into a temporary git worktree) and the working tree each run
 ``prefmem reproduce NAME --jobs 1`` in a fresh process with a fresh, empty ``PREFMEM_CACHE_DIR``:
 every fit, encoding and sweep happens, as on a fresh clone. Printed per diagnostic: CPU seconds
 (user + system of the whole process tree, joblib workers included) and wall seconds for both, their
@@ -12,6 +13,9 @@ ratios, and whether every CSV table the two wrote is byte-identical.
 CPU seconds are what a diagnostic costs; wall seconds move with the machine's load (the two sides
 run side by side unless ``--sequential``, so both see the same load). The README's 10-minute budget
 is for the sum of CPU seconds spread over 2 cores (``--jobs`` = cores, longest first).
+
+``--set KEY=VALUE`` passes a diagnostic option to both sides (e.g. ``gating --set seeds=1``: a
+smaller configuration for a quicker comparison, printed in the header; not the full-scale run).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_BASE = "1869874"
+DEFAULT_BASE = "f9d4238"
 #: longest first, from the measured cold times (so a partial run still shows the big ones)
 ORDER = ("fidelity", "gating", "protocol", "admission", "resolution", "utility", "drift", "checks",
          "selection", "tour")
@@ -73,7 +77,8 @@ def _compare(a: Path, b: Path) -> str:
     return "DIFFER: " + ", ".join(diff[:6]) + (" ..." if len(diff) > 6 else "")
 
 
-def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None) -> tuple[subprocess.Popen, Path]:
+def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None,
+           sets: list[str] | None = None) -> tuple[subprocess.Popen, Path]:
     cache = work / f"cache-{side}-{name}"
     out = work / f"out-{side}"
     shutil.rmtree(cache, ignore_errors=True)
@@ -84,6 +89,8 @@ def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None) -
     cmd = [sys.executable, "-m", "toolkit.cli", "reproduce", name, "--jobs", "1", "--out", str(out)]
     if data_dir:
         cmd += ["--data-dir", data_dir]
+    for kv in sets or []:
+        cmd += ["--set", kv]
     res = work / f"time-{side}-{name}.json"
     log = open(work / f"log-{side}-{name}.txt", "w")
     p = subprocess.Popen([sys.executable, __file__, "--_measure", str(res), "--", *cmd], cwd=root, env=env,
@@ -108,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                     (str(ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else None),
                     help="third-party data for both sides (default: the working tree's ../shared/data)")
     ap.add_argument("--json", help="write the rows as JSON here")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                    help="a diagnostic option for both sides (repeatable; not the full-scale run)")
     args = ap.parse_args(argv)
     listed = subprocess.run([sys.executable, "-m", "toolkit.cli", "reproduce", "--list"], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
@@ -126,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "toolkit"],
                                 capture_output=True, text=True).stdout.strip())
     print(f"cold `prefmem reproduce NAME --jobs 1`, fresh cache each; base {commit} vs working tree {head}"
-          f"{' (+ uncommitted toolkit changes)' if dirty else ''}; data dir {args.data_dir}; work {work}")
+          f"{' (+ uncommitted toolkit changes)' if dirty else ''}; data dir {args.data_dir}; work {work}"
+          + (f"; options {' '.join(args.sets)} (not full scale)" if args.sets else ""))
     hdr = (f"{'diagnostic':<11} {'base cpu':>9} {'tree cpu':>9} {'ratio':>6} {'base wall':>10} {'tree wall':>10} "
            f"{'ratio':>6}  tables")
     print(hdr, flush=True)
@@ -135,11 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         t = {}
         if args.sequential:
             for side, root in (("base", base_root), ("tree", ROOT)):
-                p, res = _start(side, root, name, work, args.data_dir)
+                p, res = _start(side, root, name, work, args.data_dir, args.sets)
                 p.wait()
                 t[side] = res
         else:
-            procs = [(side, *_start(side, root, name, work, args.data_dir))
+            procs = [(side, *_start(side, root, name, work, args.data_dir, args.sets))
                      for side, root in (("base", base_root), ("tree", ROOT))]
             for side, p, res in procs:
                 p.wait()
@@ -160,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'total CPU':<11} {_fmt(sb)} {_fmt(st)} {f'{sb / st:5.2f}x' if st else '-':>6}  "
           f"(= {sb / 60:.1f} vs {st / 60:.1f} CPU-minutes; on 2 cores at best {st / 120:.1f} minutes wall)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"base": commit, "tree": head, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"base": commit, "tree": head, "options": args.sets,
+                                               "rows": rows}, indent=1))
     if not args.keep:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_root)],
                        capture_output=True)

@@ -49,3 +49,30 @@ def test_bad_fact_file_is_one_clear_line(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert f"{bad}:1" in done.stderr and "hits" in done.stderr
+
+
+def test_fig2_full_pool_point_is_the_main_sweeps():
+    """Fig. 2's point at the whole pre-training pool, read from the main sweep's per-user counts,
+    is the RHR a sweep at that pool size computes (the diagnostic no longer runs it again)."""
+    from toolkit.diagnostics.gating import _full_pool_result
+    from toolkit.gating.simulate import simulate_benchmark
+    from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark
+
+    bench = prepare_benchmark("tiny", simulate_benchmark("tiny", seed=4, n_users=7), grid="S", dim=8, seed=4,
+                              budgets=(10, 25, 60))
+    bench.grids = {  # a small grid keeps the test quick; the protocol is the same
+        "cold": {"alpha": (0.2,), "tau": (0.1,), "lam": (1.0,), "m": (3,)},
+        "pretrained": {"tau": (0.1, 0.2)},
+        "warm": {"tau_mult": (1.0, 2.0), "alpha": (0.2, 1.0), "lam": (5.0,), "m": (3, 5)},
+    }
+    tests = [0, 1, 2]
+    res = sweep_benchmark(bench, seed=4, test_users=tests, n_jobs=1, policies=["Warm-Start UCB"])
+    main = {"per_user": [{"policy": pol, "budget": int(b), "seed": 4, "user": u, "kept": int(res.kept[pol][u][j]),
+                          "total": int(res.total[u])}
+                         for pol in res.kept for u in res.users for j, b in enumerate(res.budgets)]}
+    fb = [25, 60]
+    got = _full_pool_result(main, bench, 4, tests, fb)
+    want = sweep_benchmark(bench, seed=4, test_users=tests, n_jobs=1, pool_size=bench.n_train, budgets=fb,
+                           policies=["Warm-Start UCB"])
+    assert got is not None and got.rhr_rows() == want.rhr_rows()
+    assert _full_pool_result(main, bench, 5, tests, fb) is None  # another seed's counts are not used

@@ -297,9 +297,34 @@ def _features_sentence(embedder: str, emb: Any, dim: int, seconds: float) -> str
             f"the cache; features took {seconds:.1f}s in all.")
 
 
+def _full_pool_result(main: dict[str, Any] | None, bench: Any, seed: int, tests: list[int],
+                      budgets: list[int]) -> Any:
+    """Fig. 2's point at the full pre-training pool, read from the main sweep of the same
+    benchmark and seed instead of run again.
+
+    At ``pool_size == n_train`` each held-out user's split (train, validation) is the main
+    sweep's, and Warm-Start UCB's choice and run at a budget depend on that budget alone, so
+    its |H'| per (user, budget) is the main sweep's; the RHR is computed by the same
+    :meth:`SweepResult.rhr_rows`. Returns None (run the sweep) when a needed cell is missing.
+    """
+    from toolkit.gating.sweep import SweepResult
+
+    if main is None:
+        return None
+    users = [bench.streams[u].user for u in tests]
+    cell = {(r["user"], int(r["budget"])): r for r in main.get("per_user", [])
+            if r["policy"] == "Warm-Start UCB" and int(r["seed"]) == seed}
+    if any((u, int(b)) not in cell for u in users for b in budgets):
+        return None
+    kept = {"Warm-Start UCB": {u: np.array([cell[(u, int(b))]["kept"] for b in budgets])
+                               for u in users}}
+    total = {u: bench.streams[t].n_hits for u, t in zip(users, tests, strict=True)}
+    return SweepResult(bench.name, seed, tuple(budgets), users, total, kept, {})
+
+
 def run(ctx: RunContext) -> Result:
     """Tables 2-3 and Figs 1-2 of the memory-gating paper on simulated or given fact streams."""
-    from toolkit._progress import stage
+    from toolkit._progress import advance, stage
     from toolkit.gating.sweep import prepare_benchmark, sweep_benchmark, text_gate_decisions
     from toolkit.paper import paper_figures
 
@@ -458,10 +483,16 @@ def run(ctx: RunContext) -> Result:
         fb = sorted({fb[min(1, len(fb) - 1)], fb[len(fb) // 2], fb[-1]})
         tests = list(range(len(bench.streams)))[: int(cfg["fig2_users"])]
         sizes = sorted({min(p, bench.n_train) for p in pool_sizes})
+        main = dict(zip(items, done, strict=True)).get((fig_bench, ctx.seed))
         with stage(3.0, len(sizes)):
             for p in sizes:
-                res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
-                                      pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
+                res = (_full_pool_result(main, bench, ctx.seed, tests, fb)
+                       if p == bench.n_train and main is not None else None)
+                if res is None:
+                    res = sweep_benchmark(bench, seed=ctx.seed, test_users=tests, n_jobs=n_jobs,
+                                          pool_size=p, budgets=fb, policies=["Warm-Start UCB"])
+                else:
+                    advance()
                 for r in res.rhr_rows():
                     pool_rows.append({"pool_size": p, "budget": r["budget"], "micro": r["micro"],
                                       "macro": r["macro"], "held_out_users": len(tests)})

@@ -29,7 +29,14 @@ from joblib import Parallel, delayed
 
 from toolkit._seeding import item_rng
 from toolkit.gating.env import UserStream
-from toolkit.gating.fast import UCBGrid, capacity_levels_run, fast_static, fast_ucb, solve_ucb
+from toolkit.gating.fast import (
+    UCBGrid,
+    _passes_ucb,
+    capacity_levels_run,
+    fast_static,
+    fast_ucb,
+    solve_ucb,
+)
 from toolkit.gating.policies import delay_kappa, fit_prior
 
 __all__ = ["BUDGETS", "GRIDS", "POLICY_ORDER", "Benchmark", "SweepResult", "sweep_benchmark",
@@ -109,8 +116,9 @@ def _product(spec: dict[str, Sequence[float]]) -> list[dict[str, float]]:
     return [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*spec.values())]
 
 
-#: UCB engines by name: the current one, and the previous per-session solve (benchmarks)
-ENGINES = {"fast": fast_ucb, "solve": solve_ucb}
+#: UCB engines by name: the current one, the previous rerun-from-the-start of diverged budgets,
+#: and the per-session solve before it (benchmarks and tests time and check them against each other)
+ENGINES = {"fast": fast_ucb, "passes": _passes_ucb, "solve": solve_ucb}
 
 
 def cold_task(stream: UserStream, X: np.ndarray, budgets: Sequence[int],
