@@ -50,6 +50,9 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec):  # where the reader cannot tell or sees nothing: own token reading
             labels = tuple(tl if lab in ("pass", None) and (tl := token_label(rule, ev)) is not None
                            and _applies_to(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
+        if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
+            labels = tuple(sl if lab in ("pass", None) and (sl := structured_label(rule, ev)) is not None else lab
+                           for lab, ev in zip(labels, evidence, strict=True))
         if isinstance(check, FieldEquals):  # literal rules: the reviewer's own token reading first
             labels = tuple(lit if (lit := literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
@@ -117,6 +120,48 @@ def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     return "pass" if any(used(t) for t in required) else "violation"
 
 
+_COUNT = re.compile(r"(?P<n>\d[\d,]*)\s*[- ]?(?P<unit>words?|lines?)\b", re.IGNORECASE)
+_FLOOR = re.compile(r"\b(?:at least|minimum|min\.?|no fewer than|no less than|not fewer than|not less than)\s*$",
+                    re.IGNORECASE)
+_JSON_NAME = re.compile(r"`([A-Za-z_][\w\-]*)`|\"([A-Za-z_][\w\-]*)\"|'([A-Za-z_][\w\-]*)'")
+
+
+def _reply_object(reply: str) -> dict | None:
+    """The reply as one JSON object (a fenced block's body, else the whole reply), or None."""
+    body = reply.strip()
+    m = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
+    if m:
+        body = m.group(1)
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's own reading of a count or JSON-key rule on a reply (a different method from
+    the compiler's phrase table): a number with a unit of words or lines that is not a floor ("at
+    least") is a cap on the reply's count; a rule naming JSON and quoting key names wants a reply
+    that parses as one JSON object carrying every quoted key. None when the rule states neither or
+    there is no reply to read."""
+    if ev.reply is None:
+        return None
+    text = rule.behavior
+    if re.search(r"\bjson\b", text, re.IGNORECASE):
+        names = [next(g for g in m.groups() if g) for m in _JSON_NAME.finditer(text)]
+        if names:
+            obj = _reply_object(ev.reply)
+            return "pass" if obj is not None and all(n in obj for n in names) else "violation"
+    caps = [m for m in _COUNT.finditer(text) if not _FLOOR.search(text[: m.start()])]
+    if len(caps) == 1:
+        n = int(caps[0].group("n").replace(",", ""))
+        unit = caps[0].group("unit").lower()
+        got = len(tx.nonempty_lines(ev.reply)) if unit.startswith("line") else len(ev.reply.split())
+        return "violation" if got > n else "pass"
+    return None
+
+
 def _applies_to(rule: Rule, ev: EvidenceRecord) -> bool:
     from toolkit.compliance import applies
 
@@ -127,6 +172,8 @@ _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
 _LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
 
 
+#: an unquoted literal value the rule writes out: an address (``noreply@x.example``) or a path-like token
+_BARE = re.compile(r"(?<![\w@/.\-])(\w[\w.+\-]*@[\w\-]+(?:\.[\w\-]+)+|\w[\w\-]*(?:/[\w.\-]+)+)(?![\w@/\-])")
 _NAMED = re.compile(r"\b(?:named|called)\s+[`\"']?([\w./\-]+?)[`\"']?\s*\.?$", re.IGNORECASE)
 _OPENING = re.compile(r"\b(?:start|begin|open|prefix)\w*\b", re.IGNORECASE)
 
@@ -161,6 +208,7 @@ def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     words = {w.lower().strip(".") for w in re.findall(r"[\w.\-]+", rule.behavior)}
     if ev.action is not None and isinstance(ev.action.get("args"), dict):
         lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)] + [x.lower() for x in _NAMED.findall(rule.behavior)]
+        lits += [x.lower() for x in _BARE.findall(_LITERAL.sub(" ", rule.behavior))]
         for k, v in ev.action["args"].items():
             if k.lower() in words and lits:
                 return "pass" if str(v).strip().lower() in lits else "violation"
