@@ -50,6 +50,9 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec):  # where the reader cannot tell or sees nothing: own token reading
             labels = tuple(tl if lab in ("pass", None) and (tl := token_label(rule, ev)) is not None
                            and _applies_to(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, SemanticSpec) and _BANWORD.search(rule.behavior):  # a random literal the rule bans
+            labels = tuple("violation" if lab in ("pass", None) and ev.stage in needs and _applies_to(rule, ev)
+                           and random_literal(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
         if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
             labels = tuple(sl if lab in ("pass", None) and (sl := structured_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
@@ -137,6 +140,40 @@ def _reply_object(reply: str) -> dict | None:
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+_ASSIGNED = re.compile(r"""(?P<name>[A-Za-z_][\w\-]*)["']?\s*[:=]\s*["'](?P<value>[^"'\s]{10,})["']""")
+
+
+def _looks_random(value: str) -> bool:
+    """A literal that reads as generated, not written: no template or environment reference, three
+    or more character classes, and at least 3 bits of Shannon entropy per character."""
+    import math
+    from collections import Counter
+
+    if re.match(r"(?:\{\{|\$|<|%|/|os\.|env|process\.|vault)", value, re.IGNORECASE) or "://" in value:
+        return False
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    n = len(value)
+    entropy = -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    return classes >= 3 and entropy >= 3.0
+
+
+def random_literal(rule: Rule, ev: EvidenceRecord) -> bool:
+    """The reviewer's own reading of a rule that bans writing some kind of value: a generated-looking
+    literal (:func:`_looks_random`) assigned, in a written file or a reply, to a name that shares a
+    word stem with the rule in its last part, the thing it names ("service_password" and "passwords")."""
+    rule_stems = {tx.stem(w) for w in tx.words(rule.behavior.lower())}
+    texts = [a.content for a in ev.artifacts or [] if not a.deleted] + ([ev.reply] if ev.reply else [])
+    for t in texts:
+        for ln in t.splitlines():
+            if _COMMENTLINE.search(ln):
+                continue
+            for m in _ASSIGNED.finditer(ln):
+                parts = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", m.group("name")).lower())
+                if parts and tx.stem(parts[-1]) in rule_stems and _looks_random(m.group("value")):
+                    return True
+    return False
 
 
 def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
