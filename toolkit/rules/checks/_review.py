@@ -53,6 +53,9 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec) and _BANWORD.search(rule.behavior):  # a random literal the rule bans
             labels = tuple("violation" if lab in ("pass", None) and ev.stage in needs and _applies_to(rule, ev)
                            and random_literal(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, SemanticSpec) and not _BANWORD.search(rule.behavior):  # "give the command you ran"
+            labels = tuple(cl if lab is None and ev.stage in needs and (cl := command_given(rule, ev)) is not None
+                           else lab for lab, ev in zip(labels, evidence, strict=True))
         if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
             labels = tuple(sl if lab in ("pass", None) and (sl := structured_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
@@ -174,6 +177,23 @@ def random_literal(rule: Rule, ev: EvidenceRecord) -> bool:
                 if parts and tx.stem(parts[-1]) in rule_stems and _looks_random(m.group("value")):
                     return True
     return False
+
+
+_SPAN = re.compile(r"`([^`\n]+)`|^\s*\$\s+(.+)$", re.MULTILINE)
+
+
+def command_given(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's reading of a rule that asks for the command(s) run to be given in the reply: a
+    command line in the reply (an inline code span or a ``$`` line of at least two words whose
+    first is a lowercase program name) is a pass, none is a violation. None: the rule asks for no
+    command, or there is no reply."""
+    if ev.reply is None or "command" not in {tx.stem(w) for w in tx.words(rule.behavior.lower())}:
+        return None
+    for m in _SPAN.finditer(ev.reply):
+        words = (m.group(1) or m.group(2) or "").split()
+        if len(words) >= 2 and re.fullmatch(r"[a-z][\w.\-]*", words[0]):
+            return "pass"
+    return "violation"
 
 
 def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
