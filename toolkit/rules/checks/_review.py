@@ -229,8 +229,10 @@ _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
 _LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
 
 
-#: an unquoted literal value the rule writes out: an address (``noreply@x.example``) or a path-like token
-_BARE = re.compile(r"(?<![\w@/.\-])(\w[\w.+\-]*@[\w\-]+(?:\.[\w\-]+)+|\w[\w\-]*(?:/[\w.\-]+)+)(?![\w@/\-])")
+#: an unquoted literal value the rule writes out: an address (``noreply@x.example``), a path-like
+#: token (``agent/work``) or a joined token carrying a digit (``eu-central-1``)
+_BARE = re.compile(r"(?<![\w@/.\-])(\w[\w.+\-]*@[\w\-]+(?:\.[\w\-]+)+|\w[\w\-]*(?:/[\w.\-]+)+"
+                   r"|[A-Za-z]\w*(?:[.\-]\w+)*[.\-]\w*\d\w*)(?![\w@/\-])")
 _NAMED = re.compile(r"\b(?:named|called)\s+[`\"']?([\w./\-]+?)[`\"']?\s*\.?$", re.IGNORECASE)
 _OPENING = re.compile(r"\b(?:start|begin|open|prefix)\w*\b", re.IGNORECASE)
 
