@@ -172,3 +172,42 @@ def test_literal_reviewer_reads_commands_its_own_way():
     rule = Rule(id="c", behavior='Commit messages must start with "feat:" or "fix:".')
     assert command_label(rule, 'git commit -m "fix: y"') == "pass"
     assert command_label(rule, 'git commit -m "Feat: y"') == "violation"
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("The `region` argument of every deploy call must be eu-central-1.", "field_equals"),
+    ("The `sender` field on each notify request must be alerts@ops.example.", "field_equals"),
+    ("Every `publish` call must have `channel` set to `beta`.", "field_equals"),
+    ("Limit every answer to 45 words", "max_words"),
+])
+def test_field_and_count_phrasings_compile_and_validate(text, kind):
+    """The compile stage's readers (field of an action equal to a literal, word caps) and the
+    reviewer's own readings agree, so the check is validated, not only proposed."""
+    from toolkit.rules.checks import compile_rules
+
+    c = compile_rules([Rule(id="x", behavior=text)])[0]
+    assert c.outcome == "programmatic" and c.check.type == kind, (c.outcome, c.reason)
+
+
+def test_reviewer_own_readings_of_counts_json_keys_literals_and_commands():
+    from toolkit.rules.checks._review import command_given, random_literal, structured_label
+
+    cap = Rule(id="w", behavior="cap every answer at 5 words")
+    assert structured_label(cap, make_evidence("delivery", "t", reply="one two three")) == "pass"
+    assert structured_label(cap, make_evidence("delivery", "t", reply="one two three four five six")) == "violation"
+    floor = Rule(id="f", behavior="Write at least 5 words")
+    assert structured_label(floor, make_evidence("delivery", "t", reply="one")) is None
+    js = Rule(id="j", behavior="Always answer with a JSON object that has `a` and `b`.")
+    assert structured_label(js, make_evidence("delivery", "t", reply='{"a": 1, "b": 2}')) == "pass"
+    assert structured_label(js, make_evidence("delivery", "t", reply='{"a": 1}')) == "violation"
+    assert structured_label(js, make_evidence("delivery", "t", reply="a and b")) == "violation"
+    ban = Rule(id="s", behavior="Never write passwords or tokens into config files.")
+    art = lambda c: make_evidence("artifact", "t", artifacts={"app.yml": c})  # noqa: E731
+    assert random_literal(ban, art('db_password: "Xr4!pQ9z#Lm2wT"\n'))
+    assert not random_literal(ban, art('db_password: "{{ vault_db_password }}"\n'))
+    assert not random_literal(ban, art('docs_url: "https://x.example/a1"\n'))
+    assert not random_literal(ban, art('# db_password: "Xr4!pQ9z#Lm2wT"\n'))  # a comment line
+    cmd = Rule(id="c", behavior="When you say tests pass, give the command you ran.")
+    assert command_given(cmd, make_evidence("delivery", "t", reply="Ran `pytest -q tests/`: green.")) == "pass"
+    assert command_given(cmd, make_evidence("delivery", "t", reply="All tests pass.")) == "violation"
+    assert command_given(Rule(id="n", behavior="Be brief."), make_evidence("delivery", "t", reply="x")) is None

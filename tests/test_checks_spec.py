@@ -35,6 +35,8 @@ def test_concept_resource_examples_hold():
     ("Use \\autoref instead of typing 'Table 2' by hand.", ["Table 2"], ["\\autoref"]),
     ("Keep the changelog entry under 80 words.", ["more than 80 words"], []),
     ("Be more careful.", [], []),
+    ('Keep the words "bespoke" and "seamless" out of the brochure.', ["bespoke", "seamless"], []),
+    ('Keep the prose plain: no "delve", "tapestry".', ["delve", "tapestry"], []),
 ])
 def test_elements_from_the_rule_words(behavior, forbidden, required):
     sp = spec_of(behavior)
@@ -109,3 +111,13 @@ def test_concrete_validation_cases_use_the_rule_elements():
     assert bad and any("unwrap" in (a.content for a in c.evidence.artifacts or []).__next__() for c in bad
                        if c.evidence.artifacts)
     assert any(c.expected == "not_applicable" for c in first)
+
+
+def test_character_limits_count_characters_of_a_named_line_and_read_action_texts():
+    from toolkit.rules.checks._spec import limit_over
+
+    sp = spec_of("Commit subjects must be at most 20 characters.")
+    short = make_evidence("pre_action", "t", action={"tool": "git_commit", "args": {"message": "Fix typo\n\nlonger body " * 3}})
+    long = make_evidence("pre_action", "t", action={"tool": "shell", "command": 'git commit -m "Fix the retry scheduler double booking"'})
+    assert limit_over(sp, short) == 0.0
+    assert limit_over(sp, long) > 0

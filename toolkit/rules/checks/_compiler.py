@@ -229,8 +229,9 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
         target = "action" if words and words[0] in ("commit", "branch", "tag", "pr", "pull") else _field_target(body)
         return StartsWith(target=target, field=name, value="|".join(lits)) if lits and name else None
     if kind == "field_equals":
+        value = params.get("value") or params.get("bare") or ""  # a quoted literal, or a bare one (an address)
         return FieldEquals(target=_field_target(body), field=params["field"].strip().replace(" ", "_"),
-                           value=params["value"].strip())
+                           value=value.strip()) if value.strip() else None
     return None
 
 

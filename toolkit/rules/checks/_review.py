@@ -50,6 +50,15 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec):  # where the reader cannot tell or sees nothing: own token reading
             labels = tuple(tl if lab in ("pass", None) and (tl := token_label(rule, ev)) is not None
                            and _applies_to(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, SemanticSpec) and _BANWORD.search(rule.behavior):  # a random literal the rule bans
+            labels = tuple("violation" if lab in ("pass", None) and ev.stage in needs and _applies_to(rule, ev)
+                           and random_literal(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, SemanticSpec) and not _BANWORD.search(rule.behavior):  # "give the command you ran"
+            labels = tuple(cl if lab is None and ev.stage in needs and (cl := command_given(rule, ev)) is not None
+                           else lab for lab, ev in zip(labels, evidence, strict=True))
+        if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
+            labels = tuple(sl if lab in ("pass", None) and (sl := structured_label(rule, ev)) is not None else lab
+                           for lab, ev in zip(labels, evidence, strict=True))
         if isinstance(check, FieldEquals):  # literal rules: the reviewer's own token reading first
             labels = tuple(lit if (lit := literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
@@ -117,6 +126,99 @@ def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     return "pass" if any(used(t) for t in required) else "violation"
 
 
+_COUNT = re.compile(r"(?P<n>\d[\d,]*)\s*[- ]?(?P<unit>words?|lines?)\b", re.IGNORECASE)
+_FLOOR = re.compile(r"\b(?:at least|minimum|min\.?|no fewer than|no less than|not fewer than|not less than)\s*$",
+                    re.IGNORECASE)
+_JSON_NAME = re.compile(r"`([A-Za-z_][\w\-]*)`|\"([A-Za-z_][\w\-]*)\"|'([A-Za-z_][\w\-]*)'")
+
+
+def _reply_object(reply: str) -> dict | None:
+    """The reply as one JSON object (a fenced block's body, else the whole reply), or None."""
+    body = reply.strip()
+    m = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.DOTALL)
+    if m:
+        body = m.group(1)
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+_ASSIGNED = re.compile(r"""(?P<name>[A-Za-z_][\w\-]*)["']?\s*[:=]\s*["'](?P<value>[^"'\s]{10,})["']""")
+
+
+def _looks_random(value: str) -> bool:
+    """A literal that reads as generated, not written: no template or environment reference, three
+    or more character classes, and at least 3 bits of Shannon entropy per character."""
+    import math
+    from collections import Counter
+
+    if re.match(r"(?:\{\{|\$|<|%|/|os\.|env|process\.|vault)", value, re.IGNORECASE) or "://" in value:
+        return False
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^A-Za-z0-9]"))
+    n = len(value)
+    entropy = -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    return classes >= 3 and entropy >= 3.0
+
+
+def random_literal(rule: Rule, ev: EvidenceRecord) -> bool:
+    """The reviewer's own reading of a rule that bans writing some kind of value: a generated-looking
+    literal (:func:`_looks_random`) assigned, in a written file or a reply, to a name that shares a
+    word stem with the rule in its last part, the thing it names ("service_password" and "passwords")."""
+    rule_stems = {tx.stem(w) for w in tx.words(rule.behavior.lower())}
+    texts = [a.content for a in ev.artifacts or [] if not a.deleted] + ([ev.reply] if ev.reply else [])
+    for t in texts:
+        for ln in t.splitlines():
+            if _COMMENTLINE.search(ln):
+                continue
+            for m in _ASSIGNED.finditer(ln):
+                parts = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", m.group("name")).lower())
+                if parts and tx.stem(parts[-1]) in rule_stems and _looks_random(m.group("value")):
+                    return True
+    return False
+
+
+_SPAN = re.compile(r"`([^`\n]+)`|^\s*\$\s+(.+)$", re.MULTILINE)
+
+
+def command_given(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's reading of a rule that asks for the command(s) run to be given in the reply: a
+    command line in the reply (an inline code span or a ``$`` line of at least two words whose
+    first is a lowercase program name) is a pass, none is a violation. None: the rule asks for no
+    command, or there is no reply."""
+    if ev.reply is None or "command" not in {tx.stem(w) for w in tx.words(rule.behavior.lower())}:
+        return None
+    for m in _SPAN.finditer(ev.reply):
+        words = (m.group(1) or m.group(2) or "").split()
+        if len(words) >= 2 and re.fullmatch(r"[a-z][\w.\-]*", words[0]):
+            return "pass"
+    return "violation"
+
+
+def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's own reading of a count or JSON-key rule on a reply (a different method from
+    the compiler's phrase table): a number with a unit of words or lines that is not a floor ("at
+    least") is a cap on the reply's count; a rule naming JSON and quoting key names wants a reply
+    that parses as one JSON object carrying every quoted key. None when the rule states neither or
+    there is no reply to read."""
+    if ev.reply is None:
+        return None
+    text = rule.behavior
+    if re.search(r"\bjson\b", text, re.IGNORECASE):
+        names = [next(g for g in m.groups() if g) for m in _JSON_NAME.finditer(text)]
+        if names:
+            obj = _reply_object(ev.reply)
+            return "pass" if obj is not None and all(n in obj for n in names) else "violation"
+    caps = [m for m in _COUNT.finditer(text) if not _FLOOR.search(text[: m.start()])]
+    if len(caps) == 1:
+        n = int(caps[0].group("n").replace(",", ""))
+        unit = caps[0].group("unit").lower()
+        got = len(tx.nonempty_lines(ev.reply)) if unit.startswith("line") else len(ev.reply.split())
+        return "violation" if got > n else "pass"
+    return None
+
+
 def _applies_to(rule: Rule, ev: EvidenceRecord) -> bool:
     from toolkit.compliance import applies
 
@@ -127,6 +229,10 @@ _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
 _LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
 
 
+#: an unquoted literal value the rule writes out: an address (``noreply@x.example``), a path-like
+#: token (``agent/work``) or a joined token carrying a digit (``eu-central-1``)
+_BARE = re.compile(r"(?<![\w@/.\-])(\w[\w.+\-]*@[\w\-]+(?:\.[\w\-]+)+|\w[\w\-]*(?:/[\w.\-]+)+"
+                   r"|[A-Za-z]\w*(?:[.\-]\w+)*[.\-]\w*\d\w*)(?![\w@/\-])")
 _NAMED = re.compile(r"\b(?:named|called)\s+[`\"']?([\w./\-]+?)[`\"']?\s*\.?$", re.IGNORECASE)
 _OPENING = re.compile(r"\b(?:start|begin|open|prefix)\w*\b", re.IGNORECASE)
 
@@ -161,6 +267,7 @@ def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     words = {w.lower().strip(".") for w in re.findall(r"[\w.\-]+", rule.behavior)}
     if ev.action is not None and isinstance(ev.action.get("args"), dict):
         lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)] + [x.lower() for x in _NAMED.findall(rule.behavior)]
+        lits += [x.lower() for x in _BARE.findall(_LITERAL.sub(" ", rule.behavior))]
         for k, v in ev.action["args"].items():
             if k.lower() in words and lits:
                 return "pass" if str(v).strip().lower() in lits else "violation"

@@ -200,6 +200,7 @@ class Spec:
 
     forbidden: tuple[Element, ...]
     required: tuple[Element, ...]
+    source: str = field(default="", compare=False)  # the behaviour it was read from
 
     @property
     def elements(self) -> tuple[Element, ...]:
@@ -240,7 +241,7 @@ def _spec_cached(behavior: str) -> Spec:
             if c.cued(clause) and f"concept:{name}" not in seen:
                 bucket.append(Element(name.replace("_", " "), "", f"concept:{name}", pol))
                 seen.add(f"concept:{name}")
-    return Spec(tuple(forb), tuple(req))
+    return Spec(tuple(forb), tuple(req), behavior)
 
 
 def spec_of(rule: Rule | str) -> Spec:
@@ -312,13 +313,38 @@ def limit_over(spec: Spec, ev: EvidenceRecord) -> float:
     if not lims:
         return -1.0
     el = lims[0]
-    texts = [a.content for a in ev.artifacts or [] if not a.deleted] or ([ev.reply] if ev.reply else [])
+    texts = [a.content for a in ev.artifacts or [] if not a.deleted] or ([ev.reply] if ev.reply else []) \
+        or action_texts(ev.action)
     if not texts:
         return -1.0
     unit = el.text.split()[-1]
-    counts = [len([x for x in t.splitlines() if x.strip()]) if unit.startswith("line") else len(t.split())
-              for t in texts]
+    if unit.startswith("character"):  # a character limit on a named line (subject, title) is on its first line
+        one = bool(_LINE_PART.search(spec.source))
+        counts = [len(next((x for x in t.splitlines() if x.strip()), "").strip()) if one else len(t.strip())
+                  for t in texts]
+    else:
+        counts = [len([x for x in t.splitlines() if x.strip()]) if unit.startswith("line") else len(t.split())
+                  for t in texts]
     return max(0.0, (max(counts) - el.limit) / el.limit) if el.limit else -1.0
+
+
+_LINE_PART = re.compile(r"\b(?:subject|title|headline|heading|header|first line|summary line)s?\b", re.IGNORECASE)
+
+
+def action_texts(action: dict | None) -> list[str]:
+    """The free texts an action carries: string arguments other than the tool and command names,
+    and the message of a ``-m``/``--message`` flag in a shell command."""
+    if not action:
+        return []
+    out: list[str] = []
+    args = action.get("args") if isinstance(action.get("args"), dict) else {}
+    for k, v in [*action.items(), *args.items()]:
+        if isinstance(v, str) and k not in ("tool", "command", "name", "verb", "resource") and v.strip():
+            out.append(v)
+    cmd = action.get("command") or args.get("command")
+    if isinstance(cmd, str):
+        out += [a or b for a, b in re.findall(r"(?:-m|--message)[= ]\s*(?:\"([^\"]*)\"|'([^']*)')", cmd)]
+    return out
 
 
 # -- the learned specification judge ---------------------------------------------------------------
@@ -412,8 +438,10 @@ class SpecJudge:
     embedder: str = "minilm"
     # rule-grouped 5-fold CV on development (pooled BA, violation vs not, 170 items with w8), re-run
     # after the compliance reader's part stage changed the reader features this judge reads:
-    # C=2 0.645, 1 0.669, 0.5 0.669, 0.3 0.759, 0.1 0.794, 0.03 0.759 (before that change: 0.1 0.794, 1 0.806)
-    C: float = 0.1
+    # C=2 0.645, 1 0.669, 0.5 0.669, 0.3 0.759, 0.1 0.794, 0.03 0.759 (before that change: 0.1 0.794, 1 0.806).
+    # Re-run with w11 as development (218 items, 5 sets; the reader fixes of issue 16's fourth pass):
+    # C=0.03 0.760, 0.1 0.771, 0.3 0.784, 1 0.784; the smaller of the tie, 0.3
+    C: float = 0.3
     min_precision: float = 0.85
     unknown_band: float = 0.0
     folds: int = 5
