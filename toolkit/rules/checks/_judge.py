@@ -98,11 +98,11 @@ def judge_offline(rule: Rule, check: Check | None, ev: EvidenceRecord,
                         "specification")
     if scope_stage(rule, ev.task) is False:
         return Judgment("not_applicable", f"the task is outside {rule.scope}", (), "scope")
-    from toolkit.rules.checks._spec import default_spec_judge
+    from toolkit.rules.checks._spec import default_spec_judge, surely_applies
 
     sj = default_spec_judge()
     p = sj.predict_proba([(rule, check, sub)])[0]
-    label = sj._decide(p)
+    label = sj._decide(p, surely_applies(rule, check, sub))
     if label == "violation":  # content another selected rule requires is not a violation of this one
         label = _required_by_others(rule, sub, others_of(ev, others)) or label
     why, quotes = sj.explain(rule, sub, label, p)

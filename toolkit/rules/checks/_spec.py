@@ -430,6 +430,17 @@ def _evidence_summary(ev: EvidenceRecord) -> str:
     return "\n".join(bits)
 
 
+def surely_applies(rule: Rule, check: Any, ev: EvidenceRecord) -> bool:
+    """Whether ``not_applicable`` is impossible for this item: a global rule with no conditions and
+    no exceptions, judged at a stage its specification checks, with that stage's evidence present.
+    ``not_applicable`` needs a reason (stage, scope, a failing condition, a holding exception); the
+    learned judge may only choose it where one of those can hold."""
+    present = {"pre_action": ev.action is not None, "artifact": bool(ev.artifacts),
+               "delivery": ev.reply is not None}.get(ev.stage, False)
+    return (rule.scope == "global" and not rule.conditions and not rule.exceptions and present
+            and ev.stage in spec_stages(rule, check))
+
+
 @dataclass
 class SpecJudge:
     """Learned specification judge (see the module docstring). scikit-learn contract: ``fit``
@@ -546,18 +557,21 @@ class SpecJudge:
                 best = (float(th), prec)
         self.threshold_ = best[0] if best[0] <= 1.0 else 0.5
         self.cv_proba_ = proba
-        learned = iter([self._decide(p) for p in proba])
+        sure = [surely_applies(*items[i]) for i in keep]
+        learned = iter([self._decide(p, a) for p, a in zip(proba, sure, strict=True)])
         self.cv_labels_ = [f if f is not None else next(learned) for f in forced]
         self.model_ = self._make().fit(x, y)
         self.n_items_, self.n_rules_, self.n_policy_ = len(items), n_groups, len(items) - len(keep)
         return self
 
-    def _decide(self, p: np.ndarray) -> str:
+    def _decide(self, p: np.ndarray, applies: bool = False) -> str:
+        """The label for class probabilities ``p``; ``applies``: nothing can make the rule not
+        applicable here (see :func:`surely_applies`), so below the violation threshold it is a pass."""
         if p[0] >= self.threshold_:
             return "violation"
         if p[0] >= self.threshold_ - self.unknown_band:
             return "unknown"
-        return "pass" if p[1] >= p[2] else "not_applicable"
+        return "pass" if applies or p[1] >= p[2] else "not_applicable"
 
     def predict_proba(self, items: Sequence[tuple[Rule, Any, EvidenceRecord]]) -> np.ndarray:
         x = self.features(items)
@@ -568,7 +582,8 @@ class SpecJudge:
         return out
 
     def predict(self, items: Sequence[tuple[Rule, Any, EvidenceRecord]]) -> list[str]:
-        return [self._decide(p) for p in self.predict_proba(items)] if items else []
+        return [self._decide(p, surely_applies(*it)) for p, it in
+                zip(self.predict_proba(items), items, strict=True)] if items else []
 
     def explain(self, rule: Rule, ev: EvidenceRecord, label: str, p: np.ndarray) -> tuple[str, tuple[str, ...]]:
         """A reason and verbatim quotes for one judgment (the element hits behind it)."""
