@@ -172,6 +172,17 @@ def _passes_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
     return FastEpisodes(added, kept, stream.n_hits, index)
 
 
+def _mean_and_width(P: np.ndarray, b: np.ndarray, Xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per config (rows of ``P`` = V^-1 and ``b``) and fact (rows of ``Xs``): the ridge estimate's
+    score theta.x, V^-1 x (kept for the pending-feedback bias) and the confidence width sqrt(x' V^-1 x)."""
+    C, d = P.shape[0], P.shape[1]
+    theta = np.matmul(P, b[:, :, None])[:, :, 0]
+    W = (P.reshape(C * d, d) @ Xs.T).reshape(C, d, Xs.shape[0])  # V^-1 x per fact and config
+    score = theta @ Xs.T  # (C, ns)
+    width = np.sqrt(np.maximum(np.einsum("cdn,nd->cn", W, Xs), 0.0))
+    return score, W, width
+
+
 def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.ndarray) -> None:
     """In place: ``P[c] <- (P[c]^-1 + sum_f mask[c, f] x_f x_f^T)^-1`` (Sherman-Morrison-Woodbury).
 
@@ -287,12 +298,7 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
                 b[:C] += (Nw & flipped[:C, ptr:end]).astype(np.float64) @ X[ptr:end]
                 ptr = end
         Xs = X[a:z]
-        ns = z - a
-        Pc = P[:C]
-        theta = np.matmul(Pc, b[:C, :, None])[:, :, 0]
-        W = (Pc.reshape(C * d, d) @ Xs.T).reshape(C, d, ns)  # V^-1 x per fact and config
-        score = theta @ Xs.T  # (C, ns)
-        width = np.sqrt(np.maximum(np.einsum("cdn,nd->cn", W, Xs), 0.0))
+        score, W, width = _mean_and_width(P[:C], b[:C], Xs)
         bias: np.ndarray | float = 0.0
         r0 = int(np.searchsorted(sess, t - mv, side="right"))
         if running and r0 < a:
@@ -373,11 +379,7 @@ def _ucb_run(stream: UserStream, X: np.ndarray, grid: UCBGrid,
                     b[i0:i1] += (Nw & flipped[i0:i1, lo:end]).astype(np.float64) @ X[lo:end]
                     ptr[i0:i1] = end
         Xs = X[a:z]
-        ns = z - a
-        theta = np.matmul(P, b[:, :, None])[:, :, 0]
-        W = (P.reshape(C * d, d) @ Xs.T).reshape(C, d, ns)  # V^-1 x per fact and config
-        score = theta @ Xs.T  # (C, ns)
-        width = np.sqrt(np.maximum(np.einsum("cdn,nd->cn", W, Xs), 0.0))
+        score, W, width = _mean_and_width(P, b, Xs)
         bias: np.ndarray | float = 0.0
         r0 = int(np.searchsorted(sess, t - m_max, side="right"))
         if running and r0 < a:
