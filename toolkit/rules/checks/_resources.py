@@ -62,6 +62,8 @@ class SemanticFile(_Strict):
     project_mention: PatternKind
     ban_cues: PatternKind
     command_head: PatternKind
+    count_floor: PatternKind
+    ban_opening: PatternKind
 
 
 class Instance(_Strict):
@@ -123,6 +125,8 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.leading_condition"] = s.leading_condition
     out["semantic.project_mention"] = s.project_mention
     out["semantic.command_head"] = s.command_head
+    out["semantic.count_floor"] = s.count_floor
+    out["semantic.ban_opening"] = s.ban_opening
     return out
 
 

@@ -27,6 +27,7 @@ from toolkit.rules.checks._judge import (
     to_reader_evidence,
     to_reader_rule,
 )
+from toolkit.rules.checks._resources import semantic
 from toolkit.rules.checks._types import Check, FieldEquals, SemanticSpec, check_from_dict
 
 _MAP = {"violation": "violation", "pass": "pass", "not_applicable": "not_applicable", "abstain": None}
@@ -50,10 +51,10 @@ class ReaderReviewer:
         if isinstance(check, SemanticSpec):  # where the reader cannot tell or sees nothing: own token reading
             labels = tuple(tl if lab in ("pass", None) and (tl := token_label(rule, ev)) is not None
                            and _applies_to(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
-        if isinstance(check, SemanticSpec) and _BANWORD.search(rule.behavior):  # a random literal the rule bans
+        if isinstance(check, SemanticSpec) and _ban_opening(rule.behavior):  # a random literal the rule bans
             labels = tuple("violation" if lab in ("pass", None) and ev.stage in needs and _applies_to(rule, ev)
                            and random_literal(rule, ev) else lab for lab, ev in zip(labels, evidence, strict=True))
-        if isinstance(check, SemanticSpec) and not _BANWORD.search(rule.behavior):  # "give the command you ran"
+        if isinstance(check, SemanticSpec) and not _ban_opening(rule.behavior):  # "give the command you ran"
             labels = tuple(cl if lab is None and ev.stage in needs and (cl := command_given(rule, ev)) is not None
                            else lab for lab, ev in zip(labels, evidence, strict=True))
         if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
@@ -72,7 +73,11 @@ class ReaderReviewer:
         return Review(faithful, labels, why)  # type: ignore[arg-type]
 
 
-_BANWORD = re.compile(r"^\W*(?:never|don'?t|do not|no|avoid|stop)\b", re.IGNORECASE)
+def _ban_opening(text: str) -> bool:
+    """Whether ``text`` opens by banning something (``semantic.yaml``'s ``ban_opening`` kind)."""
+    return semantic().ban_opening.search(text) is not None
+
+
 _COMMENTLINE = re.compile(r"^\s*(?://|#|%|--\s|/\*|\*|<!--|\{%-?\s*comment)")
 
 
@@ -99,7 +104,7 @@ def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
             return "violation" if max(len(t.split()) for t in texts) > int(lim.group(1)) else "pass"
     banned, required = [], []
     for part in re.split(r";", rule.behavior):
-        if _BANWORD.search(part.strip()):
+        if _ban_opening(part.strip()):
             banned.extend(_rule_tokens(part))
             continue
         for tok in _rule_tokens(part):  # a token inside the part's negation scope is banned there
@@ -127,8 +132,6 @@ def token_label(rule: Rule, ev: EvidenceRecord) -> str | None:
 
 
 _COUNT = re.compile(r"(?P<n>\d[\d,]*)\s*[- ]?(?P<unit>words?|lines?)\b", re.IGNORECASE)
-_FLOOR = re.compile(r"\b(?:at least|minimum|min\.?|no fewer than|no less than|not fewer than|not less than)\s*$",
-                    re.IGNORECASE)
 _JSON_NAME = re.compile(r"`([A-Za-z_][\w\-]*)`|\"([A-Za-z_][\w\-]*)\"|'([A-Za-z_][\w\-]*)'")
 
 
@@ -210,7 +213,7 @@ def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
         if names:
             obj = _reply_object(ev.reply)
             return "pass" if obj is not None and all(n in obj for n in names) else "violation"
-    caps = [m for m in _COUNT.finditer(text) if not _FLOOR.search(text[: m.start()])]
+    caps = [m for m in _COUNT.finditer(text) if not semantic().count_floor.search(text[: m.start()])]
     if len(caps) == 1:
         n = int(caps[0].group("n").replace(",", ""))
         unit = caps[0].group("unit").lower()
