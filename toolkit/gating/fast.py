@@ -219,7 +219,8 @@ def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.n
         PF = (Pg.reshape(g * d, d) @ F.T).reshape(g, d, k) * w[:, None, :]  # P U^T, U = diag(w) F
         S = np.matmul(F, PF) * w[:, :, None]  # U P U^T (unmasked facts give identity rows)
     S[:, np.arange(k), np.arange(k)] += 1.0
-    P[rows] = Pg - np.matmul(np.matmul(PF, np.linalg.inv(S)), PF.transpose(0, 2, 1))
+    # in place: a fresh (g, d, d) result per session cost more in page faults than the GEMM
+    P[rows] -= np.matmul(np.matmul(PF, np.linalg.inv(S)), PF.transpose(0, 2, 1))
 
 
 def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bool,
