@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -130,8 +131,12 @@ def _from_array(dim: str, arr: np.ndarray, ndigits: int = 4) -> float | dict[str
     return round(float(arr[0]), ndigits)
 
 
+@lru_cache(maxsize=4096)
 def _ema_weights(m: int, beta: float) -> np.ndarray:
-    return beta ** np.arange(m - 1, -1, -1, dtype=float)
+    """beta^(m-1), ..., beta, 1 (read-only: one array per (m, beta), shared by every step)."""
+    w = beta ** np.arange(m - 1, -1, -1, dtype=float)
+    w.setflags(write=False)
+    return w
 
 
 @dataclass
@@ -140,6 +145,23 @@ class _DimState:
     anchor: int = 0  # index into obs where the current regime starts
     ema: np.ndarray | None = None
     last_flag: int = -10**9
+    #: the observations as rows of one array (capacity doubles), so a step reads a view of
+    #: them instead of stacking the whole history again: the same rows, the same results
+    buf: np.ndarray | None = None
+
+    def add(self, x: np.ndarray) -> None:
+        n = len(self.obs)
+        if self.buf is None or n == len(self.buf):
+            grown = np.empty((max(8, 2 * n), len(x)))
+            if self.buf is not None:
+                grown[:n] = self.buf[:n]
+            self.buf = grown
+        self.buf[n] = x
+        self.obs.append(x)
+
+    def since(self, start: int) -> np.ndarray:
+        """Observations ``start:`` as an (m, k) view (what ``np.stack(obs[start:])`` gave)."""
+        return self.buf[max(start, 0):len(self.obs)]
 
 
 @dataclass(frozen=True)
@@ -189,7 +211,7 @@ class PreferenceTracker:
         fresh change is not diluted by the turns before it.
         """
         cfg = self.config
-        seg = np.stack(st.obs[st.anchor:])
+        seg = st.since(st.anchor)
         m = len(seg)
         n_w = min(cfg.window, m - cfg.warmup)
         if n_w < max(1, cfg.persist) or m < 2:
@@ -248,7 +270,7 @@ class PreferenceTracker:
             for d in cfg.dims:
                 st = self._dims[d]
                 x = _as_array(d, observed[d])
-                st.obs.append(x)
+                st.add(x)
                 st.ema = x.copy() if st.ema is None else cfg.beta * st.ema + (1 - cfg.beta) * x
                 score, lvl, start, switch = self._score(d, st)
                 scores[d] = round(score, 4)
@@ -279,7 +301,7 @@ class PreferenceTracker:
             st.anchor = starts[d]
             st.last_flag = self._t
             if cfg.reanchor:
-                st.ema = np.stack(st.obs[st.anchor:]).mean(axis=0)
+                st.ema = st.since(st.anchor).mean(axis=0)
         if quiet:
             changed = []
         vector = self._fused() if any(s.obs for s in self._dims.values()) else {}
@@ -302,7 +324,7 @@ class PreferenceTracker:
         n_w / (n_w + n_eff); after a change the EMA's lag grows and lambda moves toward 1.
         """
         cfg = self.config
-        seg = np.stack(st.obs[st.anchor:]) if len(st.obs) > st.anchor else np.stack(st.obs)
+        seg = st.since(st.anchor) if len(st.obs) > st.anchor else st.since(0)
         n_w = min(cfg.window, len(st.obs))
         w = _ema_weights(len(st.obs), cfg.beta)
         n_eff = float(w.sum() ** 2 / (w**2).sum())
@@ -320,7 +342,7 @@ class PreferenceTracker:
         out: dict[str, float | dict[str, float]] = {}
         for d in cfg.dims:
             st = self._dims[d]
-            sw = np.stack(st.obs[-cfg.window:]).mean(axis=0)
+            sw = st.since(len(st.obs) - cfg.window).mean(axis=0)
             lam = self._learned_lambda(d, st, sw) if cfg.fuse_mode == "learned" else cfg.fuse
             fused = lam * sw + (1 - lam) * st.ema
             out[d] = _from_array(d, fused)
