@@ -45,7 +45,10 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
     "measured by m14a (2026-12-02) after w9/w10 joined development data, three new reference kinds "
     "and the CV grid C {1, 3}: 2/72 held-out non-lasting instructions persisted (h11-f7, h24-f7, both "
     "current-delivery requests; the method was chosen on development folds only and not changed "
-    "after this score: nested CV on development gives 5/216 either grid)"))
+    "after this score: nested CV on development gives 5/216 either grid). Measured again by n14a "
+    "(2026-12-02) after w12/w13 joined development data, C=1, decision n-gram weight 3 and the scope "
+    "head's own weights (all chosen on development folds): 2/72 (h11-f7 and h22-f6, a "
+    "this-change-only instruction that says it is not a general rule; h24-f7 now deferred)"))
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 

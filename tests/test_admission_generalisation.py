@@ -25,7 +25,6 @@ def test_questions_and_reports_are_not_persisted(text: str) -> None:
     assert admit_text(text).decision != "persist"
 
 
-@pytest.mark.xfail(strict=True, reason="the learned admitter (issue 14) misses this; measured on the merged main, fails until the method improves: 'Could you get in the habit of ...' is deferred")
 def test_request_questions_keep_their_signal() -> None:
     assert not is_information_question("Could you always label the PRs from now on?")
     assert is_information_question("Why is the cache cold?")

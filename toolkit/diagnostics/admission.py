@@ -209,7 +209,9 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
                      "recorded": None})
         text.append(
             f"Learned admitter ({first}): C={sel.C:g}, cue weight {sel.cue_weight:g}, word n-gram "
-            f"weight {sel.ngram_weight:g}, persist "
+            f"weight {sel.ngram_weight:g} (scope head: cue weight "
+            f"{sel.cue_weight if sel.scope_weights[0] is None else sel.scope_weights[0]:g}, n-gram weight "
+            f"{sel.ngram_weight if sel.scope_weights[1] is None else sel.scope_weights[1]:g}), persist "
             f"threshold {sel.persist_threshold:.3f}, chosen by behaviour-grouped CV on development "
             f"data only ({'; '.join(fit.corpora)}); out of fold: structural {k}/{n_dev}, "
             f"non-lasting persisted {sel.oof_false_persist[0]}/{sel.oof_false_persist[1]}, persist "
