@@ -299,7 +299,16 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason.
 
     ``topic`` holds the stems of the preference's own words: for an exception ("unless it's a weekend
-    session"), words it shares with the preference ("session") say nothing about whether it holds."""
+    session"), words it shares with the preference ("session") say nothing about whether it holds.
+    Answered once per view (the scope stage and the learned reader's scope cues both ask)."""
+    key = ("condition_holds", cond, wide, topic, majority)
+    if key not in view.memo:
+        view.memo[key] = _condition_holds(cond, view, wide=wide, topic=topic, majority=majority)
+    return view.memo[key]
+
+
+def _condition_holds(cond: str, view: View, *, wide: bool, topic: frozenset[str],
+                     majority: bool) -> tuple[bool | None, str]:
     low = cond.lower().strip().replace("\u2019", "'")
     paren = re.search(r"\(([^)]{3,120})\)", low)  # "guest-facing (welcome letters, invitations)": examples that count
     if paren and not topic and not re.search(r"\b(not|except|no|can|may|fine|ok|okay|allowed|don't|doesn't|aren't|"

@@ -282,10 +282,17 @@ SCOPE_NAMES = ("scope_uncond_violated", "scope_uncond_satisfied", "scope_uncond_
 
 
 def _unconditional_verdict(p: PairInput) -> str:
-    """The compiled checks' verdict with the preference's conditions (and each clause's own) set aside."""
+    """The compiled checks' verdict with the preference's conditions (and each clause's own) set aside.
+
+    Where the catalogue already ran the same checks on the same whole view (the rule applied, no
+    clause has its own condition, no part narrowed the view, the reply does not only check in), its
+    verdict is that verdict; otherwise the checks run again."""
     cp = compile_preference(p.rule)
     if not cp.judgeable:
         return "unknown"
+    if p.reading.applicable is True and not p.holding and not (p.scope is not None and p.scope.located) \
+            and not any(isinstance(c, Conditional) for c in cp.checks):
+        return p.reading.finding.verdict
     return combine([(c.inner if isinstance(c, Conditional) else c).evaluate(p.view) for c in cp.checks]).verdict
 
 
