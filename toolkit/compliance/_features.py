@@ -222,8 +222,15 @@ def evidence_clauses(view: View, *, cap: int = 40) -> list[tuple[str, bool]]:
 
     Reply sentences (split again at semicolons) and the non-empty lines of workspace files; a clause
     under negation mentions a thing while avoiding it ("I left out the emoji"), which a pair model
-    must not read as doing it.
+    must not read as doing it. Computed once per view (the clause and scope features both read them).
     """
+    key = ("evidence_clauses", cap)
+    if key not in view.memo:
+        view.memo[key] = _evidence_clauses(view, cap)
+    return list(view.memo[key])
+
+
+def _evidence_clauses(view: View, cap: int) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for s in view.sentences:
         for c in re.split(r"\s*;\s*", s):
