@@ -81,3 +81,36 @@ def test_point_scores_by_hand() -> None:
     points = np.array(["p1", "p1", "p2", "p2", "p3", "p3"])
     f1, spec, rr = point_scores(flag, y, groups, points)
     assert spec == pytest.approx(0.5) and rr == pytest.approx(0.5) and f1 == pytest.approx(2 / 3)
+
+
+def test_scope_cues_weigh_a_condition_the_task_never_words() -> None:
+    """The scope cues: conditions by words, the checks' verdict with conditions set aside, and the
+    condition's similarity to the task (NaN where a rule has no condition)."""
+    from toolkit.compliance._catalogue import holding_reply, read_catalogue
+    from toolkit.compliance._embed import embedder
+    from toolkit.compliance._features import (
+        FEATURE_NAMES,
+        SCOPE_NAMES,
+        PairInput,
+        pair_matrix,
+        scope_features,
+    )
+    from toolkit.compliance._reader import view_of
+    from toolkit.compliance._types import Evidence, Rule
+
+    ev = Evidence("delivery", "Split my expression matrix into train and test sets for the classifier.",
+                  "Done: `train_test_split(X, y, test_size=0.2)` gives you the two sets.")
+    view = view_of(ev)
+    seeded = Rule("r1", "Anything random gets a fixed seed.", conditions=["the code involves any randomness"])
+    plain = Rule("r2", "Keep replies under 200 words.")
+    pairs = [PairInput(r, ev, read_catalogue(r, view), view, holding_reply(view)) for r in (seeded, plain)]
+    emb = embedder("minilm")
+    S = scope_features(pairs, emb)
+    col = {n: i for i, n in enumerate(SCOPE_NAMES)}
+    assert S.shape == (2, len(SCOPE_NAMES))
+    assert S[0, col["scope_has_condition"]] == 1 and S[0, col["scope_cond_words_task"]] == 0
+    assert -1 <= S[0, col["scope_cond_sim_task"]] <= 1 and S[0, col["scope_cond_sim_best"]] >= S[0, col["scope_cond_sim_task"]]
+    assert np.isnan(S[1, col["scope_cond_sim_task"]]) and S[1, col["scope_has_condition"]] == 0
+    assert sum(S[1, col[f"scope_uncond_{v}"]] for v in ("violated", "satisfied", "unknown", "not_applicable")) == 1
+    X = pair_matrix(pairs, emb)
+    assert X.shape == (2, len(FEATURE_NAMES)) and default_reader().predict_proba(X).shape == (2, 2)

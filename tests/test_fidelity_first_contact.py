@@ -39,7 +39,7 @@ def test_batches_used_for_development_since_keep_their_first_contact_rows():
     from toolkit.splits import first_contact_of, load_splits
 
     rows = {r["set"].split()[1]: r for r in recorded_first_contacts()}
-    for name in ("w1", "w2"):
+    for name in ("w1", "w2", "w12", "w13"):
         folder = ROOT / "fixtures" / "fidelity" / "firstcontact" / name
         assert load_splits()[f"fixtures/fidelity/firstcontact/{name}/points.jsonl"].role == "development"
         rec = first_contact_of(folder)

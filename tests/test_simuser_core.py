@@ -7,6 +7,7 @@ import pickle
 import re
 from pathlib import Path
 
+from toolkit.compliance import Rule, applies
 from toolkit.profiles import Profile, load_profiles
 from toolkit.simuser import Delivery, Feedback, SimulatedUser, UserState
 from toolkit.simuser.delivery import load_deliveries
@@ -135,7 +136,13 @@ def test_exceptions_and_conditions_are_honoured():
     tr = user.judge(Delivery(task="Give me a detailed explanation of the cache.", reply=long_reply))
     assert tr.decision == "silent"
     tr = user.judge(Delivery(task="Summarise the cache.", reply=long_reply))
-    assert tr.named == ("short",)
+    # the exception does not hold, so the rule stays in force: the scope stage does not rule it out and
+    # the reader never passes it; since n15's scope cues the learned gate abstains on this all-"word"
+    # reply (p 0.618 against its 0.622 threshold) where it confirmed the word limit before
+    short = next(j for j in tr.judgements if j.preference_id == "short")
+    assert short.decided_by != "scope" and short.verdict in ("violated", "unknown") and tr.decision != "silent"
+    assert applies(Rule.from_preference(prof.preferences[0]), "Summarise the cache.") is True
+    assert applies(Rule.from_preference(prof.preferences[0]), "Give me a detailed explanation of the cache.") is False
     js = "function add(a, b) { return a + b; }\n"
     tr = user.judge(Delivery(task="Add an add helper in utils.js", reply="Added it.", artifacts={"utils.js": js}))
     assert "hints" not in tr.named

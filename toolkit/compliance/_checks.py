@@ -42,6 +42,12 @@ class View:
         self.history = history
 
     @cached_property
+    def memo(self) -> dict:
+        """Answers computed on this view once and asked again (a condition read by the scope stage and
+        again by the learned reader's scope cues); a view is never changed after it is made."""
+        return {}
+
+    @cached_property
     def reply_tokens(self) -> list[tx.Token]:
         return tx.tokens(self.reply)
 

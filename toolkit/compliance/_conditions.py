@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from toolkit import text as tx
 from toolkit.compliance import _lexicons as lx
@@ -152,13 +153,25 @@ def _context(view: View, wide: bool) -> str:
     return "\n".join(parts)
 
 
-def _has(ctx_low: str, ctx_stems: set[str], term: str) -> bool:
+@lru_cache(maxsize=256)
+def _stem_set(low: str) -> frozenset[str]:
+    """The stems of a text's tokens (a delivery is stemmed once, not once per condition word)."""
+    return frozenset(t.stem for t in tx.tokens(low))
+
+
+@lru_cache(maxsize=256)
+def _stem_text(low: str) -> str:
+    """A text's words stemmed and joined by spaces (where a multi-word term is looked for)."""
+    return " ".join(tx.stem(w) for w in tx.words(low))
+
+
+def _has(ctx_low: str, ctx_stems: frozenset[str], term: str) -> bool:
     if not re.search(r"\w", term):
         return term in ctx_low
     st = tx.stems_of(term)
     if len(st) == 1:
         return st[0] in ctx_stems
-    return " ".join(st) in " ".join(tx.stem(w) for w in tx.words(ctx_low))
+    return " ".join(st) in _stem_text(ctx_low)
 
 
 def _enumerates(view: View) -> tuple[bool, str]:
@@ -299,7 +312,16 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
     """Whether ``cond`` holds for this delivery (None when it cannot be judged), with the reason.
 
     ``topic`` holds the stems of the preference's own words: for an exception ("unless it's a weekend
-    session"), words it shares with the preference ("session") say nothing about whether it holds."""
+    session"), words it shares with the preference ("session") say nothing about whether it holds.
+    Answered once per view (the scope stage and the learned reader's scope cues both ask)."""
+    key = ("condition_holds", cond, wide, topic, majority)
+    if key not in view.memo:
+        view.memo[key] = _condition_holds(cond, view, wide=wide, topic=topic, majority=majority)
+    return view.memo[key]
+
+
+def _condition_holds(cond: str, view: View, *, wide: bool, topic: frozenset[str],
+                     majority: bool) -> tuple[bool | None, str]:
     low = cond.lower().strip().replace("\u2019", "'")
     paren = re.search(r"\(([^)]{3,120})\)", low)  # "guest-facing (welcome letters, invitations)": examples that count
     if paren and not topic and not re.search(r"\b(not|except|no|can|may|fine|ok|okay|allowed|don't|doesn't|aren't|"
@@ -307,7 +329,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
         items = [x.strip() for x in re.split(r",|\bor\b|\band\b|/", paren.group(1))
                  if len(tx.words(x)) >= 2 or "-" in x.strip()]  # single common words ("Update") say too little
         ctx0 = (view.task + ("\n" + view.reply if wide else "")).lower()
-        hit = next((x for x in items if x in ctx0 or (tx.words(x) and all(tx.stem(w) in {t.stem for t in tx.tokens(ctx0)}
+        hit = next((x for x in items if x in ctx0 or (tx.words(x) and all(tx.stem(w) in _stem_set(ctx0)
                                                                           for w in tx.words(x)))), None)
         if hit:
             return True, f"{hit} named in the {'delivery' if wide else 'task'}"
@@ -323,7 +345,7 @@ def condition_holds(cond: str, view: View, *, wide: bool = False, topic: frozens
     ctx = _context(view, wide)
     # "Not homework, just practice": a negated word in the task does not count for the condition
     ctx_low = re.sub(r"\b(?:not|no|never|isn't|aren't|wasn't|without)\s+(?:a\s+|an\s+|the\s+|my\s+)?[\w-]+", " ", ctx.lower())
-    ctx_stems = {t.stem for t in tx.tokens(ctx_low)}
+    ctx_stems = _stem_set(ctx_low)
     paths = [p.lower() for p in (view.artifacts or {})] + re.findall(_FILE_RX, view.task.lower())
     if wide:
         paths += re.findall(_FILE_RX, view.reply.lower())

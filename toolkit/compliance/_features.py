@@ -11,7 +11,17 @@ No feature names a phrasing. Three groups:
   by the ConText stage into negated and plain ones) found in the evidence;
 - **embedding similarities** (MiniLM through the semantic layer): rule vs each chunk of the
   evidence (max, top-3 mean), the rule's negated part vs the evidence, rule vs task, condition vs
-  task, and the rule's own embedding (projected by PCA inside the fitted pipeline).
+  task, and the rule's own embedding (projected by PCA inside the fitted pipeline);
+- **scope cues** (:func:`scope_features`): the applicability evidence the scope stage reads by words,
+  beside what it cannot read by words: the compiled checks' verdict with every condition set aside,
+  whether the conditions hold by their words on the task and on the whole delivery, and each
+  condition's and exception's similarity to the task and to the evidence clause closest to it. The
+  scope stage alone rules a pair out by words; with these the learned reader weighs a condition
+  ("the code involves any randomness") against a task that never uses its words ("split into train
+  and test sets").
+
+:func:`pair_matrix` stacks the four groups in the order of :data:`FEATURE_NAMES` (fit and cascade
+use the same function).
 """
 
 from __future__ import annotations
@@ -25,8 +35,10 @@ from functools import lru_cache
 import numpy as np
 
 from toolkit import text as tx
-from toolkit.compliance._catalogue import CatalogueReading
+from toolkit.compliance._catalogue import CatalogueReading, combine
 from toolkit.compliance._checks import View
+from toolkit.compliance._conditions import Conditional, condition_holds
+from toolkit.compliance._interpreter import compile_preference
 from toolkit.compliance._parts import Scope
 from toolkit.compliance._types import Evidence, Rule
 
@@ -210,8 +222,15 @@ def evidence_clauses(view: View, *, cap: int = 40) -> list[tuple[str, bool]]:
 
     Reply sentences (split again at semicolons) and the non-empty lines of workspace files; a clause
     under negation mentions a thing while avoiding it ("I left out the emoji"), which a pair model
-    must not read as doing it.
+    must not read as doing it. Computed once per view (the clause and scope features both read them).
     """
+    key = ("evidence_clauses", cap)
+    if key not in view.memo:
+        view.memo[key] = _evidence_clauses(view, cap)
+    return list(view.memo[key])
+
+
+def _evidence_clauses(view: View, cap: int) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     for s in view.sentences:
         for c in re.split(r"\s*;\s*", s):
@@ -261,3 +280,71 @@ def clause_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
                 others = np.delete(vals, j)
                 out[i, col] = vals[j] - (others.max() if len(others) else 0.0)
     return out
+
+
+SCOPE_NAMES = ("scope_uncond_violated", "scope_uncond_satisfied", "scope_uncond_unknown", "scope_uncond_not_applicable",
+               "scope_has_condition", "scope_has_exception", "scope_cond_words_task", "scope_cond_words_wide",
+               "scope_cond_words_unknown", "scope_cond_sim_task", "scope_cond_sim_clause", "scope_cond_sim_best",
+               "scope_exc_sim_task", "scope_exc_sim_clause", "scope_exc_sim_best")
+
+
+def _unconditional_verdict(p: PairInput) -> str:
+    """The compiled checks' verdict with the preference's conditions (and each clause's own) set aside.
+
+    Where the catalogue already ran the same checks on the same whole view (the rule applied, no
+    clause has its own condition, no part narrowed the view, the reply does not only check in), its
+    verdict is that verdict; otherwise the checks run again."""
+    cp = compile_preference(p.rule)
+    if not cp.judgeable:
+        return "unknown"
+    if p.reading.applicable is True and not p.holding and not (p.scope is not None and p.scope.located) \
+            and not any(isinstance(c, Conditional) for c in cp.checks):
+        return p.reading.finding.verdict
+    return combine([(c.inner if isinstance(c, Conditional) else c).evaluate(p.view) for c in cp.checks]).verdict
+
+
+def scope_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
+    """Per pair, the scope cues (order: :data:`SCOPE_NAMES`; NaN where the rule has no condition or
+    no exception): unconditional checks' verdict, conditions by words (task; whole delivery; cannot
+    tell), and the least similar condition's (most similar exception's) cosine to the task, to its
+    closest evidence clause, and the larger of the two."""
+    texts: dict[str, int] = {}
+    idx = _interner(texts)
+    plan, rows, cache = [], [], {}
+    for p in pairs:
+        cp = compile_preference(p.rule)
+        conds, excs = list(cp.applies_when), list(cp.except_when)
+        v = _unconditional_verdict(p)
+        narrow = [condition_holds(c, p.view, wide=False)[0] for c in conds]
+        wide = [condition_holds(c, p.view, wide=True)[0] for c in conds]
+        rows.append([float(v == "violated"), float(v == "satisfied"), float(v == "unknown"),
+                     float(v == "not_applicable"), float(bool(conds)), float(bool(excs)),
+                     float(all(x is True for x in narrow)) if conds else math.nan,
+                     float(all(x is True for x in wide)) if conds else math.nan,
+                     float(any(x is None for x in narrow))])
+        key = id(p.view)
+        if key not in cache:
+            cache[key] = [idx(c) for c, _ in evidence_clauses(p.view)] or [idx(p.evidence.text()[:300])]
+        plan.append(([idx(c) for c in conds], [idx(e) for e in excs], idx(p.evidence.task or "(none)"), cache[key]))
+    vecs = embed.embed(list(texts)) if texts else np.zeros((0, 1))
+    sims = np.full((len(pairs), 6), math.nan)
+    for i, (cs, es, ti, cl) in enumerate(plan):
+        C = vecs[cl]
+        if cs:
+            st = [float(vecs[c] @ vecs[ti]) for c in cs]
+            sc = [float((C @ vecs[c]).max()) for c in cs]
+            sims[i, :3] = [min(st), min(sc), min(max(a, b) for a, b in zip(st, sc, strict=True))]
+        if es:
+            st = [float(vecs[e] @ vecs[ti]) for e in es]
+            sc = [float((C @ vecs[e]).max()) for e in es]
+            sims[i, 3:] = [max(st), max(sc), max(max(a, b) for a, b in zip(st, sc, strict=True))]
+    return np.hstack([np.asarray(rows, np.float64).reshape(len(pairs), 9), sims])
+
+
+FEATURE_NAMES = CUE_NAMES + SIM_NAMES + CLAUSE_NAMES + SCOPE_NAMES
+
+
+def pair_matrix(pairs: Sequence[PairInput], embed) -> np.ndarray:
+    """The learned reader's design matrix for many pairs (columns: :data:`FEATURE_NAMES`)."""
+    cues, sims, _ = build(pairs, embed)
+    return np.hstack([cues, sims, clause_features(pairs, embed), scope_features(pairs, embed)])

@@ -40,14 +40,7 @@ from sklearn.model_selection import GroupKFold
 
 from toolkit.compliance._catalogue import CatalogueReading
 from toolkit.compliance._checks import View
-from toolkit.compliance._features import (
-    CLAUSE_NAMES,
-    CUE_NAMES,
-    SIM_NAMES,
-    PairInput,
-    build,
-    clause_features,
-)
+from toolkit.compliance._features import FEATURE_NAMES, PairInput, pair_matrix
 from toolkit.compliance._types import Evidence, Rule, Verdict
 
 RESOURCE = "learned_reader.json"
@@ -230,8 +223,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         from toolkit.compliance._embed import embedder
 
         emb = embedder(self.embedder_)
-        cues, sims, _ = build(pairs, emb)
-        ps = self.predict_proba(np.hstack([cues, sims, clause_features(pairs, emb)]))[:, 1]
+        ps = self.predict_proba(pair_matrix(pairs, emb))[:, 1]
         return [self.verdict(float(p), pair.reading) for p, pair in zip(ps, pairs, strict=True)]
 
     def verdict(self, p: float, reading: CatalogueReading) -> Verdict:
@@ -252,7 +244,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     # -- persistence -------------------------------------------------------------------------------
     def to_json(self, meta: dict[str, Any]) -> str:
         return json.dumps({
-            "params": self.get_params(), "embedder": self.embedder_, "features": list(CUE_NAMES + SIM_NAMES + CLAUSE_NAMES),
+            "params": self.get_params(), "embedder": self.embedder_, "features": list(FEATURE_NAMES),
             "threshold_violation": self.threshold_violation_, "threshold_pass": self.threshold_pass_,
             "trusted_kinds": self.trusted_kinds_, "baseline": self.baseline_, "trees": self.trees_,
             "precision": self.precision_, "cv_points": self.cv_points_, "cv_grid": self.cv_grid_,
@@ -263,7 +255,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     def from_json(cls, text: str) -> LearnedReader:
         d = json.loads(text)
         self = cls(**d["params"])
-        if d["features"] != list(CUE_NAMES + SIM_NAMES + CLAUSE_NAMES):
+        if d["features"] != list(FEATURE_NAMES):
             raise ValueError("learned_reader.json: feature list differs from the code; re-fit the reader")
         self.threshold_violation_ = d["threshold_violation"]
         self.threshold_pass_ = d["threshold_pass"]

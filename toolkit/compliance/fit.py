@@ -19,7 +19,7 @@ import numpy as np
 
 from toolkit.compliance._catalogue import holding_reply
 from toolkit.compliance._embed import DEFAULT_MODEL, embedder
-from toolkit.compliance._features import PairInput, build, clause_features
+from toolkit.compliance._features import PairInput, pair_matrix
 from toolkit.compliance._learned import RESOURCE, LearnedReader
 from toolkit.compliance._parts import read_in_scope
 from toolkit.compliance._reader import view_of
@@ -81,8 +81,7 @@ def fit(model: str = DEFAULT_MODEL, **params) -> tuple[LearnedReader, dict]:
     """Fit the reader on all development pairs; returns it and the metadata written beside it."""
     pairs, y, groups, ids, files = load_training()
     emb = embedder(model)
-    cues, sims, _ = build(pairs, emb)
-    X = np.hstack([cues, sims, clause_features(pairs, emb)])
+    X = pair_matrix(pairs, emb)
     kinds = [(next((k for k in p.reading.kinds if k != "Unknown"), "Unknown"), p.reading.finding.verdict)
              for p in pairs]
     reader = LearnedReader(**params).fit(X, y, groups, kinds, np.asarray(ids))
