@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_']*(?:[.\-][A-Za-z0-9_]+)*")
 # the info string after ``` is bounded (200 chars): a long line of backticks was rescanned to
@@ -38,8 +39,12 @@ _NEG_RE = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in NEGATORS) + r")\b
 _KEEP_S = frozenset({"this", "his", "is", "was", "has", "does", "yes", "its", "as", "thus", "less"})
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A light suffix stripper so 'files', 'filed' and 'file' meet (deterministic, no data)."""
+    """A light suffix stripper so 'files', 'filed' and 'file' meet (deterministic, no data).
+
+    Memoised: a pure function of the word, called for every word of every text by several
+    readers (it was the compliance reader's largest cost)."""
     w = word.lower().replace("\u2019", "'")
     if w.endswith("'s"):
         w = w[:-2]
