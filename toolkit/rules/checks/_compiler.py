@@ -215,7 +215,8 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
         return MaxWords(value=int(params["value"]))
     if kind == "json_fields":
         raw = params.get("fields", "")
-        names = [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
+        quoted = re.findall(r"[`\"']([A-Za-z_][\w\-]*)[`\"']", raw)  # quoted names: only those
+        names = quoted or [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
         names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() not in ("the", "a")]
         return JsonFields(fields=tuple(dict.fromkeys(names))) if names else None
     if kind == "max_lines":

@@ -60,8 +60,8 @@ class ReaderReviewer:
         if check.programmatic and not isinstance(check, FieldEquals):  # counts and JSON keys: own reading
             labels = tuple(sl if lab in ("pass", None) and (sl := structured_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
-        if isinstance(check, FieldEquals):  # literal rules: the reviewer's own token reading first
-            labels = tuple(lit if (lit := literal_label(rule, ev)) is not None else lab
+        if isinstance(check, FieldEquals):  # literal rules: own token reading, at the stages checked
+            labels = tuple(lit if ev.stage in needs and (lit := literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
