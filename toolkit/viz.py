@@ -141,16 +141,26 @@ def heatmap(df: pd.DataFrame, *, title: str = "", fmt: str = "d", cmap: str = "B
 
 def lines(df: pd.DataFrame, *, x: str, y: str, hue: str | None = None, title: str = "",
           errorbar: tuple | str | None = ("sd", 1), logx: bool = False, order: Sequence | None = None):
-    """A seaborn line plot with markers and the spread as a band."""
+    """A seaborn line plot with markers and the spread as a band.
+
+    With more than :data:`LEGEND_INSIDE` series the legend goes to the right of the axes and the
+    figure grows with it (inside, a long legend squeezed the axes to nothing)."""
     import seaborn as sns
 
-    fig = new_figure()
+    n = df[hue].nunique() if hue is not None else 0
+    fig = new_figure(9.5, max(4.0, 0.28 * n)) if n > LEGEND_INSIDE else new_figure()
     ax = fig.subplots()
     sns.lineplot(data=df, x=x, y=y, hue=hue, hue_order=order, marker="o", errorbar=errorbar, ax=ax)
     if logx:
         ax.set_xscale("log")
+    if n > LEGEND_INSIDE:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
     ax.set_title(title)
     return fig
+
+
+#: most series a line plot keeps its legend inside the axes for
+LEGEND_INSIDE = 6
 
 
 #: the one marker for a missing value in every table a notebook shows
