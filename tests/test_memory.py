@@ -67,10 +67,6 @@ def test_methods_start_empty_and_refuse_to_learn_when_frozen(name):
         m.learn(EVENT)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured after merging the third pass of issue 14 (2026-12-01): the resolver reads the segment "
-    "'You left scratch_check.py in the workspace; delete the leftovers before you wrap up.' as a one-off "
-    "fix (updates []), so all_rules stores only 'Same goes for next time'"))
 def test_rule_methods_learn_a_repeated_correction():
     m = make_method("all_rules")
     m.learn(EVENT)
