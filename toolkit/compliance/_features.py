@@ -38,7 +38,7 @@ from toolkit import text as tx
 from toolkit.compliance._catalogue import CatalogueReading, combine
 from toolkit.compliance._checks import View
 from toolkit.compliance._conditions import Conditional, condition_holds
-from toolkit.compliance._interpreter import compile_preference
+from toolkit.compliance._interpreter import CompiledPreference, compile_preference
 from toolkit.compliance._parts import Scope
 from toolkit.compliance._types import Evidence, Rule
 
@@ -288,13 +288,12 @@ SCOPE_NAMES = ("scope_uncond_violated", "scope_uncond_satisfied", "scope_uncond_
                "scope_exc_sim_task", "scope_exc_sim_clause", "scope_exc_sim_best")
 
 
-def _unconditional_verdict(p: PairInput) -> str:
+def _unconditional_verdict(p: PairInput, cp: CompiledPreference) -> str:
     """The compiled checks' verdict with the preference's conditions (and each clause's own) set aside.
 
     Where the catalogue already ran the same checks on the same whole view (the rule applied, no
     clause has its own condition, no part narrowed the view, the reply does not only check in), its
-    verdict is that verdict; otherwise the checks run again."""
-    cp = compile_preference(p.rule)
+    verdict is that verdict; otherwise the checks run again. ``cp`` is ``p.rule`` compiled."""
     if not cp.judgeable:
         return "unknown"
     if p.reading.applicable is True and not p.holding and not (p.scope is not None and p.scope.located) \
@@ -314,7 +313,7 @@ def scope_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
     for p in pairs:
         cp = compile_preference(p.rule)
         conds, excs = list(cp.applies_when), list(cp.except_when)
-        v = _unconditional_verdict(p)
+        v = _unconditional_verdict(p, cp)
         narrow = [condition_holds(c, p.view, wide=False)[0] for c in conds]
         wide = [condition_holds(c, p.view, wide=True)[0] for c in conds]
         rows.append([float(v == "violated"), float(v == "satisfied"), float(v == "unknown"),
