@@ -101,3 +101,25 @@ def test_forked_budgets_match_rerun_from_the_start(small, feedback):
         forked += sum(not np.array_equal(new.added[c], new.added[big[(r["lam"], r["alpha"], r["tau"], r["m"])]])
                       for c, r in enumerate(rows) if r["budget"] < 400)
     assert forked > 0  # some budgets did diverge from the largest one's column
+
+
+@pytest.mark.parametrize("feedback", ["wait", "running"])
+def test_members_forked_on_decisions_match_runs_of_their_own(small, feedback):
+    """Without an index, configurations that share a ridge system (same lam, m, kappa, prior)
+    share one column while their decisions agree, whatever their alpha, tau or budget; a member
+    that decides otherwise leaves mid-stream. Each must decide exactly as a run of its own."""
+    from toolkit.gating.fast import _passes_ucb
+
+    streams, Xs = small
+    rows = _rows()
+    late = 0
+    for s, X in zip(streams, Xs, strict=True):
+        grid = UCBGrid.from_rows(rows, feedback=feedback)
+        new, old = fast_ucb(s, X, grid), _passes_ucb(s, X, grid)
+        assert np.array_equal(new.added, old.added) and np.array_equal(new.kept, old.kept)
+        for c, r in enumerate(rows):
+            for c2, r2 in enumerate(rows[c + 1:], start=c + 1):
+                if (r["lam"], r["m"], r["budget"]) == (r2["lam"], r2["m"], r2["budget"]):
+                    diff = np.flatnonzero(new.added[c] != new.added[c2])
+                    late += bool(len(diff)) and diff[0] > 0
+    assert late > 0  # some siblings agreed for a while, then forked

@@ -7,8 +7,8 @@ feedback), but
 * the inverse of every ridge matrix is kept and updated with the facts that join it
   (Sherman-Morrison-Woodbury: one GEMM and small k x k systems per session), so deciding a
   session is a few matrix products for all facts and configurations at once;
-* configurations that differ only in their budget share one run for as long as the budget
-  cannot have changed what the learner saw (see :func:`fast_ucb`);
+* configurations that share a ridge system share one run for as long as neither their budget
+  nor their decisions can have told them apart (see :func:`fast_ucb`);
 * the FIFO bank is not simulated: a FIFO bank holds the last B added facts, so "stored
   during session h" is a comparison of add counts (see :func:`toolkit.gating.env.fifo_kept`).
 
@@ -26,7 +26,9 @@ from toolkit.gating.env import UserStream, fifo_kept
 __all__ = ["UCBGrid", "FastEpisodes", "fast_ucb", "solve_ucb", "fast_static", "capacity_levels_run"]
 
 
-#: columns per run of :func:`fast_ucb` (their (d, d) inverses: 16 x 32 KB at d = 64)
+#: configurations per run of :func:`fast_ucb`: ridge systems are packed into one run until their
+#: members would exceed it, so the (d, d) inverses (32 KB each at d = 64) stay in a core's cache;
+#: a system is never split (its members share columns), so a large one runs alone
 COLUMN_CHUNK = 16
 
 
@@ -79,16 +81,24 @@ def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
              return_index: bool = False) -> FastEpisodes:
     """Algorithm 1 for every configuration in ``grid`` on one user's stream (FIFO bank).
 
-    Configurations that differ only in their budget share one column of the run while the
-    budget cannot have mattered: a budget changes the learner only through which hits it sees
-    (a fact evicted before its hit stays silent), so a configuration with budget ``B`` follows
-    the column of a larger budget until the first session in which that column sees the hit of
-    a fact added ``B`` or more adds before. There it forks: the column's state (ridge inverse,
-    reward vector, decisions so far) is copied into a column of its own, which runs on from
-    that session. Each configuration thus costs only the sessions after it diverged, with the
-    same arithmetic, and so the same decisions, as a run of its own
-    (:func:`_passes_ucb`, the previous engine, reran every diverged configuration from the
-    first session).
+    Configurations share one column of the run while nothing can have told them apart. All
+    those with the same ridge system (``lam``, ``kappa``, prior, window ``m``) start in one
+    column, and a configuration leaves it, into a column of its own that starts as a copy of
+    the column's state (ridge inverse, reward vector, decisions so far), in the first session
+    where
+
+    * its budget can have mattered: a budget changes the learner only through which hits it
+      sees (a fact evicted before its hit stays silent), so a configuration with budget ``B``
+      leaves when the column sees the hit of a fact added ``B`` or more adds before;
+    * its ``alpha`` and ``tau`` decide some fact of the session otherwise than the column's
+      first member (the score and width they are applied to are the column's).
+
+    Each configuration thus costs only the sessions after it diverged, with the same
+    arithmetic, and so the same decisions, as a run of its own (:func:`_passes_ucb`, the
+    previous engine, reran every diverged configuration from the first session). Measured on
+    B.2's Warm-Start grids, sharing across ``alpha`` and ``tau`` as well as budgets took the
+    UCB runs to 0.62 (S) and 0.82 (L) of the CPU time of budget sharing alone, decisions
+    identical. With ``return_index`` (an index is per ``alpha``), only budgets share.
     """
     if grid.feedback not in ("wait", "running"):
         raise ValueError(f"feedback {grid.feedback!r}: use 'wait' or 'running'")
@@ -97,36 +107,41 @@ def fast_ucb(stream: UserStream, X: np.ndarray, grid: UCBGrid, *,
     C = len(grid)
     prior = np.zeros((C, d)) if grid.mu_prior is None else np.asarray(grid.mu_prior, np.float64)
     prior = np.broadcast_to(prior, (C, d))
+    # one column per ridge system (lam, kappa, prior, window m); its members share it while
+    # their decisions agree (see _fork_run). An index is per alpha, so with one asked for,
+    # alpha and tau join the key and members differ only in budget.
     groups: dict[tuple, list[int]] = {}
     for c in range(C):
-        key = (grid.lam[c], grid.alpha[c], grid.tau[c], grid.m[c], grid.kappa[c], prior[c].tobytes())
+        key = (grid.lam[c], grid.m[c], grid.kappa[c], prior[c].tobytes())
+        if return_index:
+            key += (grid.alpha[c], grid.tau[c])
         groups.setdefault(key, []).append(c)
-    # one column per group (its largest budget), sorted by window m; members share it
-    reps = np.array([max(g, key=lambda c: grid.budget[c]) for g in groups.values()], dtype=np.int64)
-    members = list(groups.values())
+    members = [[(c, int(grid.budget[c]), float(grid.alpha[c]), float(grid.kappa[c] * grid.tau[c]))
+                for c in g] for g in groups.values()]
+    reps = np.array([g[0] for g in groups.values()], dtype=np.int64)
     order = np.argsort(grid.m[reps], kind="stable")
     reps, members = reps[order], [members[i] for i in order]
-    sub = UCBGrid(grid.budget[reps], grid.lam[reps], grid.alpha[reps], grid.tau[reps],
-                  grid.m[reps], grid.kappa[reps], prior[reps], feedback=grid.feedback)
-    cols: list[tuple[np.ndarray, np.ndarray | None, list]] = []
-    # windows never interact: one run per window, in chunks of columns whose ridge inverses
-    # stay in a core's cache (measured: 16 columns ran a cold grid in 0.7-0.8 CPU-s, one
-    # run of all 144 in 1.4-1.8 and the previous engine's passes in 0.9-1.1)
-    sels = [sel[i:i + COLUMN_CHUNK] for mv in np.unique(sub.m) for sel in [np.flatnonzero(sub.m == mv)]
-            for i in range(0, len(sel), COLUMN_CHUNK)]
-    for sel in sels:
-        part = UCBGrid(sub.budget[sel], sub.lam[sel], sub.alpha[sel], sub.tau[sel], sub.m[sel],
-                       sub.kappa[sel], sub.mu_prior[sel], feedback=grid.feedback)
-        cols.append(_fork_run(stream, X, part, return_index,
-                              [[(int(c), int(grid.budget[c])) for c in members[i]] for i in sel]))
     added = np.zeros((C, n), dtype=bool)
     index = np.full((C, n), np.nan) if return_index else None
-    for col_added, col_index, col_members in cols:
-        for j, mem in enumerate(col_members):
-            for c, _ in mem:
-                added[c] = col_added[j]
-                if index is not None:
-                    index[c] = col_index[j]
+    # windows never interact: one run per window, in chunks of at most COLUMN_CHUNK members
+    # (whole ridge systems), whose inverses stay in a core's cache
+    chunk: list[int] = []
+    chunks: list[list[int]] = []
+    for i in range(len(reps)):
+        if chunk and (grid.m[reps[i]] != grid.m[reps[chunk[0]]]
+                      or sum(len(members[j]) for j in chunk) + len(members[i]) > COLUMN_CHUNK):
+            chunks.append(chunk)
+            chunk = []
+        chunk.append(i)
+    chunks += [chunk] if chunk else []
+    for sel in chunks:
+        r = reps[sel]
+        part = UCBGrid(grid.budget[r], grid.lam[r], grid.alpha[r], grid.tau[r], grid.m[r],
+                       grid.kappa[r], prior[r], feedback=grid.feedback)
+        col_added, col_index, cfg, col = _fork_run(stream, X, part, return_index, [members[i] for i in sel])
+        added[cfg] = col_added[col]
+        if index is not None:
+            index[cfg] = col_index[col]
     kept = fifo_kept(stream, added, grid.budget)
     return FastEpisodes(added, kept, stream.n_hits, index)
 
@@ -224,21 +239,38 @@ def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.n
 
 
 def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bool,
-              members: list[list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray | None, list]:
-    """Algorithm 1 for columns that share one window ``m``, forking budgets as they diverge.
+              members: list[list[tuple[int, int, float, float]]]
+              ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """Algorithm 1 for columns that share one window ``m``, forking members as they diverge.
 
-    ``members`` lists per column the (configuration, budget) pairs that share it; the column
-    runs at the largest. When in some session the column sees the hit of a fact at least ``B``
-    adds old, its members with budget ``B`` or less would not have seen it: they get a column
-    of their own, a copy of the state before that session's feedback, appended after the
-    others (arrays are sized for one column per configuration, so nothing else moves).
-    Returns the decisions (columns, N), the index (or None) and the members of each column.
+    ``members`` lists per column of ``grid`` the configurations that share it, each as
+    (configuration, budget, alpha, threshold): they share the ridge system (same ``lam``,
+    ``kappa``, prior) and, so far, every decision, so one state serves them all. A member
+    leaves its column, into a column of its own that starts as a copy of the shared state, when
+
+    * its budget diverges: in some session the column sees the hit of a fact at least ``B``
+      adds old, which a member with budget ``B`` or less would not have seen (the copy is the
+      state before that session's feedback);
+    * its decisions diverge: its own ``alpha`` and threshold decide some fact of a session
+      otherwise than the column's first member (the copy is the state before that session's
+      decisions). Members that decide alike leave together.
+
+    A column runs at the largest budget among its members. Arrays are sized for one column
+    per member, so a fork moves nothing. Returns the decisions (columns, N), the index (or
+    None; then every column's members must share ``alpha`` and threshold), and per member its
+    configuration and final column.
     """
     running = grid.feedback == "running"
     n, d = X.shape
     C = len(grid)
     mv = int(grid.m[0])
-    cap = sum(len(mm) for mm in members)
+    flat = [(col, *mem) for col, mm in enumerate(members) for mem in mm]
+    cap = len(flat)
+    mem_col = np.array([f[0] for f in flat], dtype=np.int64)
+    mem_cfg = np.array([f[1] for f in flat], dtype=np.int64)
+    mem_budget = np.array([f[2] for f in flat], dtype=np.int64)
+    mem_alpha = np.array([f[3] for f in flat], dtype=np.float64)
+    mem_thresh = np.array([f[4] for f in flat], dtype=np.float64)
     sess = stream.sessions
     first = stream.first_hit
     delay = stream.delays
@@ -248,9 +280,11 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
         out[:C] = a
         return out
 
-    budget = grow(grid.budget)
-    lam, alpha = grow(grid.lam), grow(grid.alpha)
-    thresh = grow(grid.kappa * grid.tau)
+    budget = np.zeros(cap, dtype=np.int64)
+    minb = np.zeros(cap, dtype=np.int64)
+    np.maximum.at(budget, mem_col, mem_budget)
+    minb[:C] = np.iinfo(np.int64).max
+    np.minimum.at(minb, mem_col, mem_budget)
     prior = np.asarray(grid.mu_prior, np.float64)
     P = grow((1.0 / grid.lam)[:, None, None] * np.eye(d)[None])  # V^-1 with V = lam I
     b = grow(grid.lam[:, None] * prior)
@@ -259,8 +293,21 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
     added = np.zeros((cap, n), dtype=bool)
     flipped = np.zeros((cap, n), dtype=bool)
     index = np.full((cap, n), np.nan) if return_index else None
-    members = [list(mm) for mm in members]
-    minb = grow(np.array([min(bb for _, bb in mm) for mm in members], dtype=np.int64))
+    state = [P, b, cum, rank, added, flipped] + ([index] if index is not None else [])
+
+    def fork(src: np.ndarray, leaving: list[np.ndarray]) -> None:
+        """New columns, copies of columns ``src``, for the members ``leaving`` each of them."""
+        nonlocal C
+        c0 = C
+        for mem in leaving:
+            mem_col[mem] = C
+            C += 1
+        for arr in state:
+            arr[c0:C] = arr[src]
+        for c in np.concatenate([np.unique(src), np.arange(c0, C)]):
+            bud = mem_budget[mem_col == c]
+            budget[c], minb[c] = bud.max(), bud.min()
+
     ptr = 0
     order = np.argsort(np.where(first >= 0, first, np.iinfo(np.int64).max), kind="stable")
     fh_sorted = first[order]
@@ -279,21 +326,9 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
             split = np.flatnonzero(minb[:C] <= amax)
             while len(split):
                 c0 = C
-                for c in split:
-                    go = [(k, bb) for k, bb in members[c] if bb <= amax[c]]
-                    members[c] = [(k, bb) for k, bb in members[c] if bb > amax[c]]
-                    minb[c] = min(bb for _, bb in members[c])
-                    members.append(go)
-                    budget[C] = max(bb for _, bb in go)
-                    minb[C] = min(bb for _, bb in go)
-                    C += 1
-                src = split
-                for arr in (P, b, cum, rank, added, flipped, lam, alpha, thresh):
-                    arr[c0:C] = arr[src]
-                if index is not None:
-                    index[c0:C] = index[src]
-                cand = np.concatenate([cand, cand[src]])
-                age = np.concatenate([age, age[src]])
+                fork(split, [np.flatnonzero((mem_col == c) & (mem_budget <= amax[c])) for c in split])
+                cand = np.concatenate([cand, cand[split]])
+                age = np.concatenate([age, age[split]])
                 ok_new = cand[c0:] & (age[c0:] < budget[c0:C, None])
                 ok = np.concatenate([ok, ok_new])
                 amax = np.concatenate([amax, np.where(ok_new, age[c0:], -1).max(axis=1)])
@@ -319,16 +354,29 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
             if pend.any():
                 G = np.abs(W.transpose(0, 2, 1) @ X[R].T)  # (C, ns, r)
                 bias = np.einsum("cnr,cr->cn", G, pend.astype(np.float64))
-        idx = score + alpha[:C, None] * width + bias
-        dec = idx >= thresh[:C, None]
+        # every member's index and decisions from its column's score and width
+        idx = score[mem_col] + mem_alpha[:, None] * width[mem_col] + (
+            bias[mem_col] if isinstance(bias, np.ndarray) else bias)
+        dec = idx >= mem_thresh[:, None]
+        head = np.full(C, cap, dtype=np.int64)
+        np.minimum.at(head, mem_col, np.arange(cap))
+        off = np.flatnonzero((dec != dec[head[mem_col]]).any(axis=1))
+        if len(off):  # members that decide otherwise than their column's first one leave it
+            out: dict[tuple[int, bytes], list[int]] = {}
+            for i in off:
+                out.setdefault((int(mem_col[i]), dec[i].tobytes()), []).append(int(i))
+            fork(np.array([c for c, _ in out], dtype=np.int64), [np.array(v) for v in out.values()])
+            head = np.full(C, cap, dtype=np.int64)
+            np.minimum.at(head, mem_col, np.arange(cap))
+        col_dec = dec[head]
         if index is not None:
-            index[:C, a:z] = idx
-        rank[:C, a:z] = cum[:C, None] + np.cumsum(dec, axis=1)
-        cum[:C] += dec.sum(axis=1)
-        added[:C, a:z] = dec
+            index[:C, a:z] = idx[head]
+        rank[:C, a:z] = cum[:C, None] + np.cumsum(col_dec, axis=1)
+        cum[:C] += col_dec.sum(axis=1)
+        added[:C, a:z] = col_dec
         if running:
-            _woodbury(P, slice(0, C), Xs, dec)
-    return added[:C], None if index is None else index[:C], members
+            _woodbury(P, slice(0, C), Xs, col_dec)
+    return added[:C], None if index is None else index[:C], mem_cfg, mem_col
 
 
 def _ucb_run(stream: UserStream, X: np.ndarray, grid: UCBGrid,
