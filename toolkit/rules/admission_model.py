@@ -90,8 +90,8 @@ def _any_of(entry: object) -> re.Pattern[str] | None:
     pats = [p.removeprefix("(?i)") for p in entry.all_patterns()]  # type: ignore[attr-defined]
     if not pats:
         return None
-    return re.compile("|".join(f"(?:{p})" for p in pats),
-                      entry.re_flags() | re.IGNORECASE)  # type: ignore[attr-defined]
+    alternation = "|".join(f"(?:{p})" for p in pats)
+    return re.compile(alternation, entry.re_flags() | re.IGNORECASE)  # type: ignore[attr-defined]
 
 
 def cue_features(texts: Sequence[str]) -> np.ndarray:
