@@ -50,7 +50,9 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
     "head's own weights (all chosen on development folds): 2/72 (h11-f7 and h22-f6, a "
     "this-change-only instruction that says it is not a general rule; h24-f7 now deferred). Measured "
     "again by n14a (2026-12-02) after w15/w17 joined development data and the signal detector became "
-    "a feature instead of a veto (chosen on development folds): 2/72 (h11-f7 and h24-f7)"))
+    "a feature instead of a veto (chosen on development folds): 2/72 (h11-f7 and h24-f7); with "
+    "PrefEval's stride 8 at weight 0.4 (for the cold fit's CPU; chosen on development folds): 1/72 "
+    "(h11-f7)"))
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 

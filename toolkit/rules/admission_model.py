@@ -450,9 +450,14 @@ CONDITIONAL_NGRAM_WEIGHT = 2.0
 ADMISSION_CODE: tuple[str, ...] = ("toolkit.rules.admission_model", "rules/admission*.py", "rules/cues.py",
                                    "rules/_embed.py", "rules/_model_cache.py", "text/*.py",
                                    "resources/admission/*.yaml", "resources/text/*.yaml")
-#: PrefEval explicit preferences: every ``PREFEVAL_STRIDE``-th, each with weight ``PREFEVAL_WEIGHT``
-PREFEVAL_STRIDE = 4
-PREFEVAL_WEIGHT = 0.2
+#: PrefEval explicit preferences: every ``PREFEVAL_STRIDE``-th, each with weight ``PREFEVAL_WEIGHT``.
+#: With w15/w17 (96 more development rows to embed) the stride went 4 -> 8 at the same total weight
+#: (250 x 0.2 = 125 x 0.4), so the cold fit embeds fewer texts than before (922 -> 797) and its CPU does
+#: not grow: out of fold on 672 rows stride/weight 4/0.2, 5/0.25, 6/0.3, 8/0.4, 10/0.5 gave structural
+#: 579 / 575 / 577 / 577 / 575 (6/312 non-lasting persisted and 327/360 recall each; the differences
+#: are in the conditional head, within +-2 of 360 lasting items).
+PREFEVAL_STRIDE = 8
+PREFEVAL_WEIGHT = 0.4
 
 
 def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
