@@ -48,7 +48,11 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
     "after this score: nested CV on development gives 5/216 either grid). Measured again by n14a "
     "(2026-12-02) after w12/w13 joined development data, C=1, decision n-gram weight 3 and the scope "
     "head's own weights (all chosen on development folds): 2/72 (h11-f7 and h22-f6, a "
-    "this-change-only instruction that says it is not a general rule; h24-f7 now deferred)"))
+    "this-change-only instruction that says it is not a general rule; h24-f7 now deferred). Measured "
+    "again by n14a (2026-12-02) after w15/w17 joined development data and the signal detector became "
+    "a feature instead of a veto (chosen on development folds): 2/72 (h11-f7 and h24-f7); with "
+    "PrefEval's stride 8 at weight 0.4 (for the cold fit's CPU; chosen on development folds): 1/72 "
+    "(h11-f7)"))
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 

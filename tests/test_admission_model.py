@@ -136,3 +136,25 @@ def test_missing_shared_data_fits_on_fixtures_and_says_so(tmp_path) -> None:
     data, used = training_set(str(tmp_path))
     assert all(data.scored) and "prefeval" not in data.groups
     assert any("fixtures only" in u for u in used)
+
+
+def test_signal_detector_is_a_feature_not_a_veto() -> None:
+    """A message the hand-written detector finds no signal in is still persisted when the model's
+    P(persist) clears the operating point (n14a: w17 lost two lasting rules, P 0.96 and 0.81, to
+    the old veto; out of fold on development the veto cost 18 structural decisions of 672)."""
+    from toolkit.records import AdmissionInput
+    from toolkit.rules.admission import _decide, detect_signal
+    from toolkit.rules.admission_model import feature_names
+    from toolkit.rules.cues import parse_cues
+
+    text = "orbit forbids abbreviations in names"
+    assert not detect_signal(text)
+    col = feature_names().index("signal")
+    X = cue_features([text, "From now on, use tabs."])
+    assert X[0, col] == 0.0 and X[1, col] == 1.0
+    rec = AdmissionInput(id="s", text=text)
+    probs = {"persist": 0.9, "task_local": 0.05, "defer": 0.05}
+    kept = _decide(rec, parse_cues(text), ("persist", "model", probs), 0.2, 0.1)
+    assert kept.decision == "persist" and not kept.signal and kept.reason == "model"
+    local = _decide(rec, parse_cues(text), ("task_local", "model", probs), 0.2, 0.1)
+    assert local.decision == "task_local" and local.reason == "no_signal"

@@ -149,6 +149,7 @@ def prefeval_part(ctx: RunContext) -> tuple[pd.DataFrame | None, str]:
         return None, ("PrefEval: skipped - no shared data directory was found (set "
                       "PREFMEM_DATA_DIR or place the data in ../shared/data).")
     from toolkit.datasets.prefeval import explicit_dir, load_explicit_preferences
+    from toolkit.rules.admission_model import PREFEVAL_STRIDE
 
     prefs = load_explicit_preferences(ctx.data_dir)
     ctx.record_input(explicit_dir(ctx.data_dir))
@@ -174,7 +175,8 @@ def prefeval_part(ctx: RunContext) -> tuple[pd.DataFrame | None, str]:
             f"{int((df.status != 'ok').sum())} unknown (their own count; over the "
             f"{n_known} answered: {k / max(n_known, 1):.1%}). The rest are grouped by reason below. "
             "These are standing first-person preferences, so a high persisted share is expected. "
-            "The offline admitter was fit with every 4th of them as an auxiliary lasting row, so "
+            f"The offline admitter was fit with every {PREFEVAL_STRIDE}th of them as an auxiliary "
+            "lasting row, so "
             "this share is partly in-sample.")
     return grouped.reset_index(drop=True)[["decision", "reason", "description", "count", "share"]], note
 

@@ -1,7 +1,7 @@
 """Correction admission and rule extraction (TellOnce §4.1, App. B.1): persist, task_local, defer.
 
-Pipeline per message: signal detection on the message alone (erring towards a signal), the cue
-grammar (:mod:`toolkit.rules.cues`) for duration, scope, activation and exceptions, an
+Pipeline per message: signal detection on the message alone (erring towards a signal; a feature
+the learned admitter weighs, never a veto over its P(persist)), the cue grammar (:mod:`toolkit.rules.cues`) for duration, scope, activation and exceptions, an
 interpretation step that may consult recent same-session context to resolve references, and
 the admission decision. Offline, the decision is the development-set classifier's most probable
 label among those the cue grammar allows; with an LLM, our own prompt returns a structured
@@ -277,8 +277,8 @@ def _decide(rec: AdmissionInput, cues: Cues, decided: tuple[str, str, dict[str, 
     behavior = _resolve_reference(cues.behavior, rec.context)
     rejected, acceptable = _rejected_acceptable(rec.text)
     quotes = tuple(dict.fromkeys(q for q in (*cues.quotes, *whole.quotes) if q and q in rec.text))
-    if not signal:
-        decision, reason = "task_local", "no_signal"
+    if not signal and decision == "task_local":
+        reason = "no_signal"  # a label for the model's own answer: the detector is a feature, not a veto
     if decision == "persist" and (not behavior or len(_content_words(behavior)) < 1):
         decision, reason = "defer", "no_behavior"
     persist = decision == "persist"
