@@ -71,7 +71,27 @@ def test_operating_points_give_violation_pass_and_abstain() -> None:
     mid = (hi + lo) / 2
     v = r.verdict(mid, _reading("unknown"))
     assert v.label == "abstain" and v.decided_by == "learned"
-    assert r.verdict(mid, _reading("not_applicable", applicable=False)).label == "not_applicable"
+    # a condition read as not holding by words does not rule the rule out: the applicability model does
+    assert r.verdict(mid, _reading("not_applicable", applicable=False)).label == "abstain"
+    low = r.threshold_not_applicable_
+    assert low > float("-inf"), "the shipped reader has an applicability operating point"
+    v = r.verdict(mid, _reading("not_applicable", applicable=False), low)
+    assert v.label == "not_applicable" and v.decided_by == "scope"
+    assert r.verdict(mid, _reading("unknown"), min(1.0, low + 0.01)).label == "abstain"
+    assert r.verdict(min(1.0, hi + 1e-6), _reading("violated"), low).label == "violation"
+
+
+def test_applicability_model_rules_out_under_its_precision_constraint() -> None:
+    """Out of fold on development pairs, the conditional pairs the applicability model rules out hold
+    labelled violations at most at the pass constraint's rate; a rule without condition gets no score."""
+    r = default_reader()
+    cv = r.app_cv_
+    assert cv["ruled_out"] > 0 and cv["ruled_out_violations"] <= (1 - r.npv) * cv["ruled_out"] + 1e-9
+    rng = np.random.RandomState(2)
+    X = rng.randn(300, 12)
+    y = (X[:, 0] > 1).astype(int)
+    fitted = LearnedReader(max_iter=10).fit(X, y, np.repeat(np.arange(6), 50))
+    assert fitted.app_trees_ == [] and np.isnan(fitted.applicability_proba(X)).all()
 
 
 def test_point_scores_by_hand() -> None:

@@ -17,6 +17,16 @@ does for one threshold:
   stays under ``1 - npv``;
 - in between, the reader abstains.
 
+Whether a conditional rule applies at all is learned too (``app_trees_``, the applicability model):
+boosted trees over the scope features alone (each condition's and exception's similarity to the task
+and to its closest evidence clause, the conditions read by words on the task and on the whole delivery
+as cues, the checks' verdict with the conditions set aside), fit on the pairs whose rule has a
+condition or an exception, with the annotator's correction as the one observed sign that the rule
+applied. It says ``not_applicable`` only at or below ``threshold_not_applicable_``: the highest
+threshold whose out-of-fold share of labelled violations stays under ``1 - npv`` (the same
+constraint as a pass). Above it the learned reader passes or abstains: no word reading of a condition
+rules a rule out on its own.
+
 The trees' size (leaves per tree, least pairs per leaf) is chosen on the same folds from ``leaf_grid``:
 the setting whose out-of-fold point-level macro F1 at its own operating point is highest.
 
@@ -78,6 +88,22 @@ def _threshold_for_npv(p: np.ndarray, y: np.ndarray, npv: float) -> float:
         if k < 0:
             return float("-inf")
     return float(ps[k])
+
+
+#: the applicability model's inputs: the scope cues and the condition/rule-to-task similarities
+APPLICABILITY_FEATURES = tuple(n for n in FEATURE_NAMES if n.startswith("scope_")) + (
+    "sim_cond_task", "sim_rule_task", "rule_has_condition", "rule_has_exception")
+_APP_COLS = [FEATURE_NAMES.index(n) for n in APPLICABILITY_FEATURES]
+_COND_COLS = [FEATURE_NAMES.index(n) for n in ("rule_has_condition", "rule_has_exception", "scope_has_condition",
+                                               "scope_has_exception")]
+
+
+def conditional_rows(X: np.ndarray) -> np.ndarray:
+    """Rows of the design matrix whose rule has a condition or an exception (the applicability model's domain)."""
+    X = np.asarray(X, float)
+    if X.shape[1] != len(FEATURE_NAMES):
+        return np.zeros(len(X), bool)
+    return (np.nan_to_num(X[:, _COND_COLS]) > 0).any(axis=1)
 
 
 def point_scores(flag: np.ndarray, y: np.ndarray, groups: np.ndarray, points: np.ndarray) -> tuple[float, ...]:
@@ -187,6 +213,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
                 share = float(y[idx].mean())
                 if v == "satisfied" and 1 - share >= self.npv:  # violations always go through the gate
                     self.trusted_kinds_.setdefault(k, []).append(v)
+        self._fit_applicability(X, y, folds)
         with threadpool_limits(limits=1):
             est = self._estimator(self.max_leaf_nodes_, self.min_samples_leaf_).fit(X, y)
         self.baseline_ = float(np.ravel(est._baseline_prediction)[0])
@@ -197,6 +224,50 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         if not np.allclose(mine, theirs, atol=1e-9):
             raise RuntimeError("exported trees disagree with the fitted estimator")
         return self
+
+    def _fit_applicability(self, X: np.ndarray, y: np.ndarray, folds: list) -> None:
+        """The applicability model on the conditional rows (see the module docstring); its operating point
+        from out-of-fold scores on the same annotator-grouped folds. Without enough conditional rows (or
+        a design matrix of another shape) there is none and no rule is ruled out."""
+        from threadpoolctl import threadpool_limits
+
+        cond = conditional_rows(X)
+        self.app_trees_: list[dict[str, list]] = []
+        self.app_baseline_ = 0.0
+        self.threshold_not_applicable_ = float("-inf")
+        self.app_cv_: dict[str, float] = {"n_pairs": int(cond.sum()), "n_violations": int(y[cond].sum())}
+        if cond.sum() < 50 or not y[cond].any():
+            return
+        Z = X[:, _APP_COLS]
+        oof = np.full(len(y), np.nan)
+        with threadpool_limits(limits=1):
+            for tr, te in folds:
+                tr, te = tr[cond[tr]], te[cond[te]]
+                if len(te) and y[tr].any() and not y[tr].all():
+                    oof[te] = self._estimator(7, 40).fit(Z[tr], y[tr]).predict_proba(Z[te])[:, 1]
+            ok = cond & ~np.isnan(oof)
+            self.threshold_not_applicable_ = _threshold_for_npv(oof[ok], y[ok], self.npv)
+            est = self._estimator(7, 40).fit(Z[cond], y[cond])
+        low = ok & (oof <= self.threshold_not_applicable_)
+        self.app_cv_.update({"ruled_out": int(low.sum()), "ruled_out_violations": int(y[low].sum())})
+        self.app_baseline_ = float(np.ravel(est._baseline_prediction)[0])
+        self.app_trees_ = [_export(pred[0].nodes) for pred in est._predictors]
+        if not np.allclose(self.applicability_proba(X)[cond], est.predict_proba(Z[cond])[:, 1], atol=1e-9):
+            raise RuntimeError("exported applicability trees disagree with the fitted estimator")
+
+    def applicability_proba(self, X: np.ndarray) -> np.ndarray:
+        """Per row, the applicability model's score (NaN for a rule without condition or exception)."""
+        X = np.asarray(X, float)
+        out = np.full(len(X), np.nan)
+        cond = conditional_rows(X)
+        if not getattr(self, "app_trees_", None) or not cond.any():
+            return out
+        Z = X[cond][:, _APP_COLS]
+        raw = np.full(len(Z), self.app_baseline_)
+        for t in self.app_trees_:
+            raw += _walk(t, Z)
+        out[cond] = 1.0 / (1.0 + np.exp(-raw))
+        return out
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, float)
@@ -223,19 +294,27 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         from toolkit.compliance._embed import embedder
 
         emb = embedder(self.embedder_)
-        ps = self.predict_proba(pair_matrix(pairs, emb))[:, 1]
-        return [self.verdict(float(p), pair.reading) for p, pair in zip(ps, pairs, strict=True)]
+        X = pair_matrix(pairs, emb)
+        ps, apps = self.predict_proba(X)[:, 1], self.applicability_proba(X)
+        return [self.verdict(float(p), pair.reading, None if np.isnan(a) else float(a))
+                for p, a, pair in zip(ps, apps, pairs, strict=True)]
 
-    def verdict(self, p: float, reading: CatalogueReading) -> Verdict:
-        """The label for probability ``p`` given the catalogue's reading (scope stays with the scope stage)."""
+    def verdict(self, p: float, reading: CatalogueReading, p_applies: float | None = None) -> Verdict:
+        """The label for violation probability ``p`` and applicability score ``p_applies`` (None for a rule
+        without condition or exception): violation, else not_applicable by the applicability model's
+        operating point, else pass or abstain. The catalogue's word reading of a condition is a feature
+        and an explanation, never a ruling."""
         f = reading.finding
         if p >= self.threshold_violation_:
             why = f.evidence if f.verdict == "violated" and f.evidence else \
                 f"read as a violation (p={p:.2f} >= {self.threshold_violation_:.2f})"
             return Verdict("violation", why, [], "learned", p, ask=f.ask if f.verdict == "violated" else "",
                            topic=f.topic)
-        if reading.applicable is False:
-            return Verdict("not_applicable", reading.applicability, [], "scope", p)
+        if p_applies is not None and p_applies <= self.threshold_not_applicable_:
+            why = f"the rule does not apply here (applicability {p_applies:.2f} <= {self.threshold_not_applicable_:.2f})"
+            if reading.applicable is False:
+                why += f"; {reading.applicability}"
+            return Verdict("not_applicable", why, [], "scope", p)
         if p <= self.threshold_pass_:
             return Verdict("pass", f"no violation found (p={p:.2f} <= {self.threshold_pass_:.2f})", [], "learned", p)
         return Verdict("abstain", f"cannot tell (p={p:.2f} between {self.threshold_pass_:.2f} and "
@@ -249,6 +328,8 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
             "trusted_kinds": self.trusted_kinds_, "baseline": self.baseline_, "trees": self.trees_,
             "precision": self.precision_, "cv_points": self.cv_points_, "cv_grid": self.cv_grid_,
             "tree_size": [self.max_leaf_nodes_, self.min_samples_leaf_], "meta": meta,
+            "applicability": {"trees": self.app_trees_, "baseline": self.app_baseline_,
+                              "threshold": self.threshold_not_applicable_, "cv": self.app_cv_},
         }, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -268,6 +349,9 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
         self.trees_ = d["trees"]
         self.embedder_ = d["embedder"]
         self.meta_ = d["meta"]
+        app = d["applicability"]
+        self.app_trees_, self.app_baseline_ = app["trees"], app["baseline"]
+        self.threshold_not_applicable_, self.app_cv_ = app["threshold"], app["cv"]
         self.classes_ = np.array([0, 1])
         return self
 

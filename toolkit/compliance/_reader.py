@@ -2,8 +2,10 @@
 
 1. **structured check** (``check:<type>``): a rule that carries a registered machine-checkable
    predicate is decided by it.
-2. **scope** (``scope``): conditions and exceptions (:func:`applies` on the task, then a wider look
-   at the whole delivery) rule a rule out: ``not_applicable``.
+2. **scope** (``scope``): conditions and exceptions are read by words (on the task, then a wider look
+   at the whole delivery) as cues; a rule is ruled out (``not_applicable``) only by the learned
+   applicability model at its precision-constrained operating point (stage 5), or when nothing was
+   delivered. Without a fitted reader the word reading decides alone.
 3. **part** (no verdict of its own): a rule that names one part of the delivery (a summary, a subject
    line, a commit message, a post, a docstring, YAML files, ...; ``resources/compliance/parts.yaml``)
    is checked on that part: each located instance is read alone by the next stage
