@@ -273,7 +273,8 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
 #: development batches written apart, scored once at first contact, development since
 DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
                                  "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
-                                 "firstcontact/w12", "firstcontact/w13")
+                                 "firstcontact/w12", "firstcontact/w13",
+                                 "firstcontact/w15", "firstcontact/w17")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
