@@ -186,18 +186,21 @@ class OperationModel(ClassifierMixin, BaseEstimator):
         grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
         return np.hstack([base, grams * self.ngram_weight])
 
-    def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None
-            ) -> OperationModel:
-        """Fit on case features ``X`` and operation classes ``y``."""
+    def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None,
+            derived: np.ndarray | None = None) -> OperationModel:
+        """Fit on case features ``X`` and operation classes ``y``; rows marked ``derived`` (rows
+        made from other rows, :func:`restated_rows`) are fit but do not shape the standardisation
+        or the n-gram vocabulary (a repeated text would bring its own words in)."""
         rs = check_random_state(self.random_state)
-        self.mean_ = X.cues.mean(axis=0)
-        sd = X.cues.std(axis=0)
+        own = np.ones(len(X.cues), bool) if derived is None else ~np.asarray(derived, bool)
+        self.mean_ = X.cues[own].mean(axis=0)
+        sd = X.cues[own].std(axis=0)
         self.scale_ = np.where(sd > 1e-6, sd, 1.0).astype(np.float32)
         if self.ngram_weight > 0:
             from sklearn.feature_extraction.text import CountVectorizer
 
             self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True, min_df=2).fit(
-                list(X.texts))
+                [t for t, o in zip(X.texts, own, strict=True) if o])
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
                                          random_state=int(rs.randint(0, 2**31 - 1)))
         self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
@@ -261,6 +264,8 @@ class Case:
     target: str | None
     gold_ops: tuple[tuple[str, str | None], ...]
     group: str
+    #: a training-only row derived from a development case (never scored out of fold)
+    derived: bool = False
 
 
 def _gold_class(updates: Sequence) -> tuple[str, str | None]:
@@ -324,6 +329,28 @@ def development_cases(grow: bool = True) -> list[Case]:
     return out
 
 
+def restated_rows(cases: Sequence[Case]) -> list[Case]:
+    """Training-only rows for restatements that repeat their rule nearly word for word.
+
+    The development restatements were written apart and share few words with their rule, while
+    retractions and replacements name the rule they end; a linear model then learns that the
+    nearer a correction is to a rule, the less it is a restatement, and reads "again: <the rule's
+    own words>" as a retraction. Each development ``reuse`` case is given again with its target
+    rule's behaviour worded as the correction itself (the rest of the library, the rule's scope,
+    conditions and exceptions unchanged), labelled ``reuse`` of that rule: the correction's own
+    wording (written by people, not by this module) at the similarity a verbatim restatement has.
+    The row is in its case's CV group, so it never trains a fold that scores its case."""
+    out = []
+    for c in cases:
+        if c.op != "reuse" or c.derived or c.target not in {r.id for r in c.record.library}:
+            continue
+        lib = [r.model_copy(update={"behavior": c.record.correction}) if r.id == c.target else r
+               for r in c.record.library]
+        rec = c.record.model_copy(update={"id": f"{c.record.id}~restated", "library": lib})
+        out.append(Case(rec, c.op, c.target, c.gold_ops, c.group, derived=True))
+    return out
+
+
 # -- selection by grouped CV -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Selection:
@@ -344,6 +371,10 @@ class Selection:
     oof_cases: tuple[tuple[str | None, bool, bool, str | None], ...] = ()
     #: below this P(target) a targeted answer abstains (chosen out of fold after ``threshold``)
     target_threshold: float = 0.0
+    #: sample weight of the derived restatement rows (:func:`restated_rows`)
+    derived_weight: float = 0.0
+    #: derived restatements resolved as reuse of their rule out of fold, of all derived rows
+    oof_restated: tuple[int, int] = (0, 0)
 
 
 def _folds(groups: Sequence[str], k: int) -> list[np.ndarray]:
@@ -359,7 +390,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                   *, Cs: Sequence[float] = (0.03, 0.1, 0.3),
                   vector_weights: Sequence[float] = (0.0,), folds: int = 8,
                   min_precision: float = 0.8, random_state: int = 0,
-                  ngram_weights: Sequence[float] = (1.0, 2.0, 3.0)) -> Selection:
+                  ngram_weights: Sequence[float] = (2.0, 3.0),
+                  derived_weights: Sequence[float] = (0.3, 1.0),
+                  min_restated: float = 0.9) -> Selection:
     """Choose C, the vector weight and the abstention threshold by case-grouped CV.
 
     ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
@@ -369,14 +402,19 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     tg = [c.target for c in cases]
     fold_idx = _folds([c.group for c in cases], folds)
     n = len(cases)
+    # derived rows train the folds that do not hold their case; only written cases are scored
+    scored = np.array([not c.derived for c in cases])
     grid, best = [], None
     # the target model does not depend on the grid: one fit per fold
     fold_ranked = []
     for test in fold_idx:
         train = np.setdiff1d(np.arange(n), test)
-        tm = TargetModel(1.0, random_state).fit(X.take(train), [tg[i] for i in train])
+        # the target model learns from the written cases only
+        tm = TargetModel(1.0, random_state).fit(X.take(train), [tg[i] if scored[i] else None
+                                                                for i in train])
         fold_ranked.append(tm.rank(X.take(test)))
-    for C, vw, nw in itertools.product(Cs, vector_weights, ngram_weights):
+    for C, vw, nw, dw in itertools.product(Cs, vector_weights, ngram_weights,
+                                           derived_weights if (~scored).any() else (0.0,)):
         pmax = np.zeros(n)
         ops_oof = [""] * n
         tgt_oof: list[str | None] = [None] * n
@@ -386,7 +424,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         for test, ranked in zip(fold_idx, fold_ranked, strict=True):
             train = np.setdiff1d(np.arange(n), test)
             Xtr, Xte = X.take(train), X.take(test)
-            m = OperationModel(C, vw, random_state, nw).fit(Xtr, [y[i] for i in train])
+            m = OperationModel(C, vw, random_state, nw).fit(
+                Xtr, [y[i] for i in train], sample_weight=np.where(scored[train], 1.0, dw),
+                derived=~scored[train])
             pr = m.predict_proba(Xte)
             for j, i in enumerate(test):
                 op = str(m.classes_[int(np.argmax(pr[j]))])
@@ -402,12 +442,12 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                     tgt_ok[i] = dec_ok[i] and (tgt_oof[i] == tg[i])
         # the lowest threshold whose answered cases are at least min_precision right (decision)
         t_best = 1.0
-        for t in sorted({0.0, *pmax.tolist()}):
-            ans = pmax >= t
+        for t in sorted({0.0, *pmax[scored].tolist()}):
+            ans = scored & (pmax >= t)
             if ans.sum() and dec_ok[ans].mean() >= min_precision:
                 t_best = t
                 break
-        ans = pmax >= t_best
+        ans = scored & (pmax >= t_best)
         # then the target threshold: a targeted answer whose rule the target model does not
         # believe in abstains; the lowest threshold with the most right and fewest wrong answers
         tau, tkey = 0.0, None
@@ -421,26 +461,35 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
                       "decision_target": int((tgt_ok & ans & m).sum()),
                       "unknown": int((~ans & m).sum())}
-                  for g, m in (("all", np.ones(n, bool)), ("small", ~large), ("large", large))}
+                  for g, m in (("all", scored), ("small", scored & ~large),
+                               ("large", scored & large))}
         cases_oof = tuple((o if a else None, bool(d and a), bool(t and a), g)
-                          for o, a, d, t, g in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
-                                                   strict=True))
+                          for o, a, d, t, g, s in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
+                                                      scored, strict=True) if s)
+        # the derived restatements out of fold (their rule and operation right)
+        restated = (int((tgt_ok & ans_d).sum()) if (ans_d := ~scored & (pmax >= t_best)).any()
+                    else 0, int((~scored).sum()))
         row = {"cases": cases_oof, "groups": groups, "C": C, "vector_weight": vw, "ngram_weight": nw, "threshold": t_best,
-               "target_threshold": tau,
+               "target_threshold": tau, "derived_weight": dw, "restated": restated,
                "decision": int((dec_ok & ans).sum()), "target": int((tgt_ok & ans).sum()),
-               "unknown": int((~ans).sum()), "n": n}
+               "unknown": int((~ans & scored).sum()), "n": int(scored.sum())}
         grid.append(row)
-        key = (row["target"], row["decision"], -row["unknown"], -C, -vw, -nw)
+        # first the constraint: derived verbatim restatements resolved as reuse of their rule out
+        # of fold (the model holds what the rows teach); then the written cases
+        holds = restated[0] >= min_restated * restated[1]
+        key = (holds, row["target"], row["decision"], -row["unknown"], -C, -vw, -nw, -dw)
         if best is None or key > best[0]:
             best = (key, row)
     assert best is not None
     row = best[1]
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"], target_threshold=row["target_threshold"],
-                     oof_decision=(row["decision"], n), oof_target=(row["target"], n),
+                     oof_decision=(row["decision"], row["n"]),
+                     oof_target=(row["target"], row["n"]),
                      oof_unknown=row["unknown"], grid=[{k: v for k, v in g.items() if k not in ("groups", "cases")}
                                                        for g in grid],
-                     oof_groups=row["groups"], oof_cases=row["cases"])
+                     oof_groups=row["groups"], oof_cases=row["cases"],
+                     derived_weight=row["derived_weight"], oof_restated=row["restated"])
 
 
 @dataclass(frozen=True)
@@ -498,6 +547,7 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
         from toolkit.rules.resolution import development_cases as semantic_cases
 
         cases = development_cases()
+        cases += restated_rows(cases)
         recs = [c.record for c in cases]
         prefetch([*recs, *(r for r, _ in semantic_cases())], embedder)
         readings = [_reading(r) for r in grammar_readings(recs)]
@@ -515,13 +565,15 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
             ok.append((d, tt))
         sel = select_params(X, cases, ok, random_state=seed)
         op = OperationModel(sel.C, sel.vector_weight, seed, sel.ngram_weight).fit(
-            X, [c.op for c in cases])
-        tm = TargetModel(1.0, seed).fit(X, [c.target for c in cases])
+            X, [c.op for c in cases],
+            sample_weight=np.array([sel.derived_weight if c.derived else 1.0 for c in cases]),
+            derived=np.array([c.derived for c in cases]))
+        tm = TargetModel(1.0, seed).fit(X, [None if c.derived else c.target for c in cases])
         return FittedResolver(op, tm, sel, embedder)
 
     with one_thread():
         _FITTED[key] = cached_fit("resolution", _training_files(),
-                                  {"seed": seed, "embedder": embedder, "version": 3}, build)
+                                  {"seed": seed, "embedder": embedder, "version": 4}, build)
     return _FITTED[key]
 
 
