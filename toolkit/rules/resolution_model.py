@@ -23,6 +23,14 @@ a default answer or a guess at an unrelated rule. ``C``, the n-gram weight and b
 chosen by case-grouped cross-validation on development cases only (:func:`select_params`): the
 threshold is the lowest at which the out-of-fold answered cases are at least ``min_precision``
 correct; the target threshold the lowest with the most right and fewest wrong answers.
+
+Development restatements were written apart and share few words with their rule, so on them alone
+the operation model learns that nearness to a rule means a retraction or a replacement, and reads a
+restatement in the rule's own words as one. :func:`restated_rows` adds training-only rows (each
+development restatement with its rule worded as the correction itself); their weight is chosen by
+the same CV under the constraint that the model resolves at least 90% of them as reuse of their rule
+out of fold. They are never scored and shape neither the standardisation, the n-gram vocabulary nor
+the target model.
 """
 
 from __future__ import annotations
@@ -175,7 +183,7 @@ class OperationModel(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.ngram_weight = ngram_weight
 
-    def _X(self, X: CaseFeatures) -> np.ndarray:
+    def _X(self, X: CaseFeatures):  # noqa: ANN202 - an array, or a CSR matrix with n-grams
         # cue, similarity and grammar columns standardised on the training cases, so a cosine
         # margin weighs as much as a binary cue under the same penalty
         cues = (X.cues - self.mean_) / self.scale_
@@ -183,8 +191,12 @@ class OperationModel(ClassifierMixin, BaseEstimator):
                                                                 cues])
         if self.ngram_weight <= 0:
             return base
-        grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
-        return np.hstack([base, grams * self.ngram_weight])
+        from scipy import sparse
+
+        # the n-gram block stays sparse: a few dozen non-zeros per row of a vocabulary of
+        # thousands (dense, the solver's products cost 10x more)
+        grams = self.ngrams_.transform(list(X.texts)).astype(np.float32) * self.ngram_weight
+        return sparse.hstack([sparse.csr_matrix(base), grams], format="csr")
 
     def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None,
             derived: np.ndarray | None = None) -> OperationModel:
@@ -289,13 +301,14 @@ def development_cases(grow: bool = True) -> list[Case]:
     from toolkit.datasets.jsonl import read_jsonl
     from toolkit.paper import fixtures_dir
     from toolkit.records import Update
-    from toolkit.rules.distractors import grow_library
+    from toolkit.rules.distractors import distractor_pool, grow_library
     from toolkit.rules.resolution import DEV_CASES
     from toolkit.rules.resolution_eval import load_cases
     from toolkit.splits import require_role
 
     d = fixtures_dir() / "resolution"
     out: list[Case] = []
+    pool = distractor_pool()  # built once (grow_library would build it per case)
     for name in DEV_CASES:
         require_role(d / f"{name}.jsonl", "fit")
         require_role(d / f"{name}_gold.jsonl", "fit")
@@ -306,7 +319,7 @@ def development_cases(grow: bool = True) -> list[Case]:
             key = tuple((u.op, u.target) for u in ups)
             out.append(Case(r, c, t, key, f"{name}:{r.id}"))
             if grow:
-                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
     for name in DEV_BATCHES:
         b = d / name
         require_role(b / "resolution.jsonl", "fit")
@@ -325,7 +338,7 @@ def development_cases(grow: bool = True) -> list[Case]:
             if grow and len(r.library) <= 10:
                 # the small-library case again among 60 rules with related distractors (one CV
                 # group with its original: never split across folds)
-                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
     return out
 
 
@@ -390,10 +403,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                   *, Cs: Sequence[float] = (0.03, 0.1, 0.3),
                   vector_weights: Sequence[float] = (0.0,), folds: int = 8,
                   min_precision: float = 0.8, random_state: int = 0,
-                  ngram_weights: Sequence[float] = (2.0, 3.0),
+                  ngram_weights: Sequence[float] = (3.0,),
                   derived_weights: Sequence[float] = (0.3, 1.0),
                   min_restated: float = 0.9) -> Selection:
-    """Choose C, the vector weight and the abstention threshold by case-grouped CV.
+    """Choose C, the vector weight, the n-gram weight, the derived rows' weight and the abstention
+    thresholds by case-grouped CV (derived rows, ``Case.derived``, train the folds that do not hold
+    their case and are not scored; a grid point must resolve ``min_restated`` of them as reuse of
+    their rule out of fold before the written cases decide).
 
     ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
     and the right decision+target (used for the ``multi`` class, which keeps the grammar's answer).
