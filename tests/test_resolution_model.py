@@ -192,3 +192,48 @@ def test_grown_libraries_do_not_depend_on_the_hash_seed() -> None:
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": s}).stdout for s in ("1", "2")}
     assert len(outs) == 1
+
+
+def test_restated_rows_word_each_reuse_rule_as_its_correction_and_train_only() -> None:
+    from toolkit.rules.resolution_model import restated_rows
+
+    cases = development_cases(grow=False)
+    rows = restated_rows(cases)
+    reuse = [c for c in cases if c.op == "reuse" and c.target in {r.id for r in c.record.library}]
+    assert len(rows) == len(reuse) > 0
+    for src, row in zip(reuse, rows, strict=True):
+        assert row.derived and row.group == src.group and (row.op, row.target) == ("reuse",
+                                                                                src.target)
+        rule = next(r for r in row.record.library if r.id == src.target)
+        assert rule.behavior == src.record.correction == row.record.correction
+        others = [r for r in row.record.library if r.id != src.target]
+        assert others == [r for r in src.record.library if r.id != src.target]
+    assert not restated_rows(rows)  # derived rows are not derived again
+
+
+def test_the_fitted_resolver_scores_written_cases_only_and_holds_the_restated_rows() -> None:
+    from toolkit.rules.resolution_model import fitted_resolver
+
+    sel = fitted_resolver(0).selection
+    assert sel.oof_decision[1] == len(development_cases()) == len(sel.oof_cases)
+    assert sel.derived_weight > 0 and sel.oof_restated[0] >= 0.9 * sel.oof_restated[1] > 0
+
+
+def test_a_near_verbatim_restatement_is_reuse_of_its_rule() -> None:
+    """A correction that repeats a stored rule nearly word for word reuses that rule (it was read
+    as a retraction or a replacement: notebook 04's long run lost its library)."""
+    from toolkit.rules.resolution_model import resolve_learned
+
+    lib = [Rule(id="r1", behavior="Tag every code block with its language.", scope="global",
+                conditions=[], exceptions=[]),
+           Rule(id="r2", behavior="Never commit directly to the main branch.", scope="global",
+                conditions=[], exceptions=[]),
+           Rule(id="r3", behavior="Write dates as YYYY-MM-DD in reports.", scope="global",
+                conditions=[], exceptions=[])]
+    cases = {"I mentioned this before: tag every code block with its language.": "r1",
+             "Once more, never commit directly to the main branch.": "r2",
+             "Same as always: dates as YYYY-MM-DD in reports.": "r3"}
+    recs = [ResolutionInput(id=f"v{i}", correction=c, library=lib) for i, c in enumerate(cases)]
+    for rec, res in zip(recs, resolve_learned(recs), strict=True):
+        assert [(p.op, p.target) for p in res.proposals] == [("reuse", cases[rec.correction])], (
+            rec.correction, res.dropped)

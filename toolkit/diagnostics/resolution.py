@@ -167,7 +167,10 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
             f"case-grouped "
             f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
             f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
-            f"unknown {sel.oof_unknown}.")
+            f"unknown {sel.oof_unknown}. Training-only restatement rows (each development reuse "
+            f"case with its rule worded as the correction itself) weigh {sel.derived_weight:g}, "
+            f"chosen under the constraint that at least 90% of them resolve as reuse of their rule "
+            f"out of fold: {sel.oof_restated[0]}/{sel.oof_restated[1]}.")
     for role, name, note in (("development", "dev", "tuned on: the cue grammar was written on "
                               "these cases, the semantic thresholds read off them and the learned "
                               "resolver fit on them"),

@@ -10,6 +10,7 @@ stays the right answer. Everything is seeded per (seed, case, size, order).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from toolkit._seeding import item_rng
 from toolkit.records import ResolutionInput, Rule
@@ -232,11 +233,17 @@ def distractor_pool() -> list[Rule]:
     return pool
 
 
-def _too_close(rule: Rule, record: ResolutionInput) -> bool:
-    """A pool rule that restates the case's rules or the correction is not a distractor."""
+@cache
+def _background_weights():  # noqa: ANN202 - a TermWeights
+    """The background term weights (no library): built once, not once per pool rule."""
     from toolkit.rules.rule_index import TermWeights
 
-    w = TermWeights.for_rules([])
+    return TermWeights.for_rules([])
+
+
+def _too_close(rule: Rule, record: ResolutionInput) -> bool:
+    """A pool rule that restates the case's rules or the correction is not a distractor."""
+    w = _background_weights()
     text = rule_text(rule)
     return overlap(record.correction, text, w) >= 0.4 or any(
         overlap(rule_text(r), text, w) >= 0.5 for r in record.library

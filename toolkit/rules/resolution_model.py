@@ -23,6 +23,14 @@ a default answer or a guess at an unrelated rule. ``C``, the n-gram weight and b
 chosen by case-grouped cross-validation on development cases only (:func:`select_params`): the
 threshold is the lowest at which the out-of-fold answered cases are at least ``min_precision``
 correct; the target threshold the lowest with the most right and fewest wrong answers.
+
+Development restatements were written apart and share few words with their rule, so on them alone
+the operation model learns that nearness to a rule means a retraction or a replacement, and reads a
+restatement in the rule's own words as one. :func:`restated_rows` adds training-only rows (each
+development restatement with its rule worded as the correction itself); their weight is chosen by
+the same CV under the constraint that the model resolves at least 90% of them as reuse of their rule
+out of fold. They are never scored and shape neither the standardisation, the n-gram vocabulary nor
+the target model.
 """
 
 from __future__ import annotations
@@ -175,7 +183,7 @@ class OperationModel(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.ngram_weight = ngram_weight
 
-    def _X(self, X: CaseFeatures) -> np.ndarray:
+    def _X(self, X: CaseFeatures):  # noqa: ANN202 - an array, or a CSR matrix with n-grams
         # cue, similarity and grammar columns standardised on the training cases, so a cosine
         # margin weighs as much as a binary cue under the same penalty
         cues = (X.cues - self.mean_) / self.scale_
@@ -183,21 +191,28 @@ class OperationModel(ClassifierMixin, BaseEstimator):
                                                                 cues])
         if self.ngram_weight <= 0:
             return base
-        grams = self.ngrams_.transform(list(X.texts)).toarray().astype(np.float32)
-        return np.hstack([base, grams * self.ngram_weight])
+        from scipy import sparse
 
-    def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None
-            ) -> OperationModel:
-        """Fit on case features ``X`` and operation classes ``y``."""
+        # the n-gram block stays sparse: a few dozen non-zeros per row of a vocabulary of
+        # thousands (dense, the solver's products cost 10x more)
+        grams = self.ngrams_.transform(list(X.texts)).astype(np.float32) * self.ngram_weight
+        return sparse.hstack([sparse.csr_matrix(base), grams], format="csr")
+
+    def fit(self, X: CaseFeatures, y: Sequence[str], sample_weight: np.ndarray | None = None,
+            derived: np.ndarray | None = None) -> OperationModel:
+        """Fit on case features ``X`` and operation classes ``y``; rows marked ``derived`` (rows
+        made from other rows, :func:`restated_rows`) are fit but do not shape the standardisation
+        or the n-gram vocabulary (a repeated text would bring its own words in)."""
         rs = check_random_state(self.random_state)
-        self.mean_ = X.cues.mean(axis=0)
-        sd = X.cues.std(axis=0)
+        own = np.ones(len(X.cues), bool) if derived is None else ~np.asarray(derived, bool)
+        self.mean_ = X.cues[own].mean(axis=0)
+        sd = X.cues[own].std(axis=0)
         self.scale_ = np.where(sd > 1e-6, sd, 1.0).astype(np.float32)
         if self.ngram_weight > 0:
             from sklearn.feature_extraction.text import CountVectorizer
 
             self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True, min_df=2).fit(
-                list(X.texts))
+                [t for t, o in zip(X.texts, own, strict=True) if o])
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
                                          random_state=int(rs.randint(0, 2**31 - 1)))
         self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
@@ -261,6 +276,8 @@ class Case:
     target: str | None
     gold_ops: tuple[tuple[str, str | None], ...]
     group: str
+    #: a training-only row derived from a development case (never scored out of fold)
+    derived: bool = False
 
 
 def _gold_class(updates: Sequence) -> tuple[str, str | None]:
@@ -273,7 +290,8 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
 #: development batches written apart, scored once at first contact, development since
 DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
                                  "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
-                                 "firstcontact/w12", "firstcontact/w13")
+                                 "firstcontact/w12", "firstcontact/w13",
+                                 "firstcontact/w15", "firstcontact/w17")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
@@ -283,13 +301,14 @@ def development_cases(grow: bool = True) -> list[Case]:
     from toolkit.datasets.jsonl import read_jsonl
     from toolkit.paper import fixtures_dir
     from toolkit.records import Update
-    from toolkit.rules.distractors import grow_library
+    from toolkit.rules.distractors import distractor_pool, grow_library
     from toolkit.rules.resolution import DEV_CASES
     from toolkit.rules.resolution_eval import load_cases
     from toolkit.splits import require_role
 
     d = fixtures_dir() / "resolution"
     out: list[Case] = []
+    pool = distractor_pool()  # built once (grow_library would build it per case)
     for name in DEV_CASES:
         require_role(d / f"{name}.jsonl", "fit")
         require_role(d / f"{name}_gold.jsonl", "fit")
@@ -300,7 +319,7 @@ def development_cases(grow: bool = True) -> list[Case]:
             key = tuple((u.op, u.target) for u in ups)
             out.append(Case(r, c, t, key, f"{name}:{r.id}"))
             if grow:
-                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
     for name in DEV_BATCHES:
         b = d / name
         require_role(b / "resolution.jsonl", "fit")
@@ -319,7 +338,29 @@ def development_cases(grow: bool = True) -> list[Case]:
             if grow and len(r.library) <= 10:
                 # the small-library case again among 60 rules with related distractors (one CV
                 # group with its original: never split across folds)
-                out.append(Case(grow_library(r, 60, 0, seed=0), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
+    return out
+
+
+def restated_rows(cases: Sequence[Case]) -> list[Case]:
+    """Training-only rows for restatements that repeat their rule nearly word for word.
+
+    The development restatements were written apart and share few words with their rule, while
+    retractions and replacements name the rule they end; a linear model then learns that the
+    nearer a correction is to a rule, the less it is a restatement, and reads "again: <the rule's
+    own words>" as a retraction. Each development ``reuse`` case is given again with its target
+    rule's behaviour worded as the correction itself (the rest of the library, the rule's scope,
+    conditions and exceptions unchanged), labelled ``reuse`` of that rule: the correction's own
+    wording (written by people, not by this module) at the similarity a verbatim restatement has.
+    The row is in its case's CV group, so it never trains a fold that scores its case."""
+    out = []
+    for c in cases:
+        if c.op != "reuse" or c.derived or c.target not in {r.id for r in c.record.library}:
+            continue
+        lib = [r.model_copy(update={"behavior": c.record.correction}) if r.id == c.target else r
+               for r in c.record.library]
+        rec = c.record.model_copy(update={"id": f"{c.record.id}~restated", "library": lib})
+        out.append(Case(rec, c.op, c.target, c.gold_ops, c.group, derived=True))
     return out
 
 
@@ -343,6 +384,10 @@ class Selection:
     oof_cases: tuple[tuple[str | None, bool, bool, str | None], ...] = ()
     #: below this P(target) a targeted answer abstains (chosen out of fold after ``threshold``)
     target_threshold: float = 0.0
+    #: sample weight of the derived restatement rows (:func:`restated_rows`)
+    derived_weight: float = 0.0
+    #: derived restatements resolved as reuse of their rule out of fold, of all derived rows
+    oof_restated: tuple[int, int] = (0, 0)
 
 
 def _folds(groups: Sequence[str], k: int) -> list[np.ndarray]:
@@ -358,8 +403,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                   *, Cs: Sequence[float] = (0.03, 0.1, 0.3),
                   vector_weights: Sequence[float] = (0.0,), folds: int = 8,
                   min_precision: float = 0.8, random_state: int = 0,
-                  ngram_weights: Sequence[float] = (1.0, 2.0, 3.0)) -> Selection:
-    """Choose C, the vector weight and the abstention threshold by case-grouped CV.
+                  ngram_weights: Sequence[float] = (3.0,),
+                  derived_weights: Sequence[float] = (0.3, 1.0),
+                  min_restated: float = 0.9) -> Selection:
+    """Choose C, the vector weight, the n-gram weight, the derived rows' weight and the abstention
+    thresholds by case-grouped CV (derived rows, ``Case.derived``, train the folds that do not hold
+    their case and are not scored; a grid point must resolve ``min_restated`` of them as reuse of
+    their rule out of fold before the written cases decide).
 
     ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
     and the right decision+target (used for the ``multi`` class, which keeps the grammar's answer).
@@ -368,14 +418,19 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     tg = [c.target for c in cases]
     fold_idx = _folds([c.group for c in cases], folds)
     n = len(cases)
+    # derived rows train the folds that do not hold their case; only written cases are scored
+    scored = np.array([not c.derived for c in cases])
     grid, best = [], None
     # the target model does not depend on the grid: one fit per fold
     fold_ranked = []
     for test in fold_idx:
         train = np.setdiff1d(np.arange(n), test)
-        tm = TargetModel(1.0, random_state).fit(X.take(train), [tg[i] for i in train])
+        # the target model learns from the written cases only
+        tm = TargetModel(1.0, random_state).fit(X.take(train), [tg[i] if scored[i] else None
+                                                                for i in train])
         fold_ranked.append(tm.rank(X.take(test)))
-    for C, vw, nw in itertools.product(Cs, vector_weights, ngram_weights):
+    for C, vw, nw, dw in itertools.product(Cs, vector_weights, ngram_weights,
+                                           derived_weights if (~scored).any() else (0.0,)):
         pmax = np.zeros(n)
         ops_oof = [""] * n
         tgt_oof: list[str | None] = [None] * n
@@ -385,7 +440,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         for test, ranked in zip(fold_idx, fold_ranked, strict=True):
             train = np.setdiff1d(np.arange(n), test)
             Xtr, Xte = X.take(train), X.take(test)
-            m = OperationModel(C, vw, random_state, nw).fit(Xtr, [y[i] for i in train])
+            m = OperationModel(C, vw, random_state, nw).fit(
+                Xtr, [y[i] for i in train], sample_weight=np.where(scored[train], 1.0, dw),
+                derived=~scored[train])
             pr = m.predict_proba(Xte)
             for j, i in enumerate(test):
                 op = str(m.classes_[int(np.argmax(pr[j]))])
@@ -401,12 +458,12 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                     tgt_ok[i] = dec_ok[i] and (tgt_oof[i] == tg[i])
         # the lowest threshold whose answered cases are at least min_precision right (decision)
         t_best = 1.0
-        for t in sorted({0.0, *pmax.tolist()}):
-            ans = pmax >= t
+        for t in sorted({0.0, *pmax[scored].tolist()}):
+            ans = scored & (pmax >= t)
             if ans.sum() and dec_ok[ans].mean() >= min_precision:
                 t_best = t
                 break
-        ans = pmax >= t_best
+        ans = scored & (pmax >= t_best)
         # then the target threshold: a targeted answer whose rule the target model does not
         # believe in abstains; the lowest threshold with the most right and fewest wrong answers
         tau, tkey = 0.0, None
@@ -420,26 +477,35 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
                       "decision_target": int((tgt_ok & ans & m).sum()),
                       "unknown": int((~ans & m).sum())}
-                  for g, m in (("all", np.ones(n, bool)), ("small", ~large), ("large", large))}
+                  for g, m in (("all", scored), ("small", scored & ~large),
+                               ("large", scored & large))}
         cases_oof = tuple((o if a else None, bool(d and a), bool(t and a), g)
-                          for o, a, d, t, g in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
-                                                   strict=True))
+                          for o, a, d, t, g, s in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
+                                                      scored, strict=True) if s)
+        # the derived restatements out of fold (their rule and operation right)
+        restated = (int((tgt_ok & ans_d).sum()) if (ans_d := ~scored & (pmax >= t_best)).any()
+                    else 0, int((~scored).sum()))
         row = {"cases": cases_oof, "groups": groups, "C": C, "vector_weight": vw, "ngram_weight": nw, "threshold": t_best,
-               "target_threshold": tau,
+               "target_threshold": tau, "derived_weight": dw, "restated": restated,
                "decision": int((dec_ok & ans).sum()), "target": int((tgt_ok & ans).sum()),
-               "unknown": int((~ans).sum()), "n": n}
+               "unknown": int((~ans & scored).sum()), "n": int(scored.sum())}
         grid.append(row)
-        key = (row["target"], row["decision"], -row["unknown"], -C, -vw, -nw)
+        # first the constraint: derived verbatim restatements resolved as reuse of their rule out
+        # of fold (the model holds what the rows teach); then the written cases
+        holds = restated[0] >= min_restated * restated[1]
+        key = (holds, row["target"], row["decision"], -row["unknown"], -C, -vw, -nw, -dw)
         if best is None or key > best[0]:
             best = (key, row)
     assert best is not None
     row = best[1]
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"], target_threshold=row["target_threshold"],
-                     oof_decision=(row["decision"], n), oof_target=(row["target"], n),
+                     oof_decision=(row["decision"], row["n"]),
+                     oof_target=(row["target"], row["n"]),
                      oof_unknown=row["unknown"], grid=[{k: v for k, v in g.items() if k not in ("groups", "cases")}
                                                        for g in grid],
-                     oof_groups=row["groups"], oof_cases=row["cases"])
+                     oof_groups=row["groups"], oof_cases=row["cases"],
+                     derived_weight=row["derived_weight"], oof_restated=row["restated"])
 
 
 @dataclass(frozen=True)
@@ -497,6 +563,7 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
         from toolkit.rules.resolution import development_cases as semantic_cases
 
         cases = development_cases()
+        cases += restated_rows(cases)
         recs = [c.record for c in cases]
         prefetch([*recs, *(r for r, _ in semantic_cases())], embedder)
         readings = [_reading(r) for r in grammar_readings(recs)]
@@ -514,13 +581,15 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
             ok.append((d, tt))
         sel = select_params(X, cases, ok, random_state=seed)
         op = OperationModel(sel.C, sel.vector_weight, seed, sel.ngram_weight).fit(
-            X, [c.op for c in cases])
-        tm = TargetModel(1.0, seed).fit(X, [c.target for c in cases])
+            X, [c.op for c in cases],
+            sample_weight=np.array([sel.derived_weight if c.derived else 1.0 for c in cases]),
+            derived=np.array([c.derived for c in cases]))
+        tm = TargetModel(1.0, seed).fit(X, [None if c.derived else c.target for c in cases])
         return FittedResolver(op, tm, sel, embedder)
 
     with one_thread():
         _FITTED[key] = cached_fit("resolution", _training_files(),
-                                  {"seed": seed, "embedder": embedder, "version": 3}, build)
+                                  {"seed": seed, "embedder": embedder, "version": 4}, build)
     return _FITTED[key]
 
 
