@@ -471,6 +471,8 @@ class SpecJudge:
     #: P(violation) from its own violation-vs-rest model (the three-class model then only orders
     #: pass against not_applicable below the threshold)
     binary: bool = True
+    #: CV folds grouped by batch (the part of a group before ":") rather than by rule
+    batch_folds: bool = False
     _vec: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -555,7 +557,8 @@ class SpecJudge:
         g = np.asarray([groups[i] for i in keep])
         n_groups = len(set(groups))
         proba = np.zeros((len(y), len(CLASSES)))
-        for tr, te in GroupKFold(n_splits=min(self.folds, n_groups)).split(x, y, g):
+        fg = np.asarray([str(v).split(":", 1)[0] for v in g]) if self.batch_folds else g
+        for tr, te in GroupKFold(n_splits=min(self.folds, len(set(fg.tolist())))).split(x, y, fg):
             m = self._make().fit(x[tr], y[tr])
             p = m.predict_proba(x[te])
             for k, c in enumerate(m[-1].classes_):
