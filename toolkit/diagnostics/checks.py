@@ -93,13 +93,31 @@ def load_judge_set(folder: Path, stem: str) -> tuple[list[JudgeInput], dict[str,
     return recs, gold
 
 
+def stopped_at(c: Any) -> str:
+    """Where a rule's compilation stopped: ``validated``, ``declined`` (no proposal), or the stage
+    that rejected its last round (``structure``: case coverage or faithfulness; ``reviewer``: the
+    blind reviewer's labels; ``checker``: the executed check failing its own cases)."""
+    if c.status != "ok":
+        return "unknown"
+    if c.outcome in ("programmatic", "semantic"):
+        return "validated"
+    if not c.rounds:
+        return "declined"
+    why = c.rounds[-1].rejection
+    if why.startswith("reviewer"):
+        return "reviewer"
+    if why.startswith("checker"):
+        return "checker"
+    return "structure" if why else "declined"
+
+
 def compile_rows(records: list[CompileInput], gold: dict[str, str], comps: list) -> pd.DataFrame:
     rows = []
     for rec, c in zip(records, comps, strict=True):
         rows.append({"id": rec.id, "category": gold[rec.id], "behavior": rec.rule.behavior,
                      "status": c.status, "proposed": c.proposed, "outcome": c.outcome,
                      "rounds": c.validation["rounds"], "cases": c.validation["cases"],
-                     "agreed": c.validation["agreed"], "reason": c.reason})
+                     "agreed": c.validation["agreed"], "stopped_at": stopped_at(c), "reason": c.reason})
     return pd.DataFrame(rows)
 
 
@@ -246,6 +264,7 @@ def run(ctx: RunContext) -> Result:
     head: list[dict[str, Any]] = []
     text = []
     meta: dict[str, Any] = {"models": list(ctx.models)}
+    stopped: list[pd.DataFrame] = []  # where each set's rules stopped in compilation, by gold category
     for model in ctx.models:
         chat = ctx.chat_model(model)
         sets = [] if fc_only else [("development", base, "dev_compile", "dev_judge")]
@@ -270,6 +289,8 @@ def run(ctx: RunContext) -> Result:
                 r["model"], r["batch"] = model, folder.name if folder != base else "dev"
             tag = folder.name if folder != base else "dev"
             tables[f"checks_compile_{tag}"] = cdf.assign(model=model)
+            stopped.append(cdf.groupby(["category", "stopped_at"]).size().rename("rules").reset_index()
+                           .assign(batch=tag, data_role=role, model=model))
             tables[f"checks_judge_{tag}"] = jdf.assign(model=model)
             if role == "development" and model == "offline":
                 rows += cv_rows(tag, role)
@@ -284,6 +305,8 @@ def run(ctx: RunContext) -> Result:
             head += rows
     table = compare_rows(head)
     tables = {"checks": table, **tables}
+    if stopped:
+        tables["checks_compile_stopped"] = pd.concat(stopped, ignore_index=True)
     fig = paper_figures("checks")
     text.insert(0, f"Paper: {fig['source']}, {fig['table']}. Ours: offline compiler reads "
                    "toolkit/resources/checks/*.yaml and writes concrete validation cases from the rule's own "

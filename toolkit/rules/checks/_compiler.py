@@ -190,10 +190,13 @@ def read_rule(rule: Rule) -> Reading:
         if m:
             pm = (k, {n: v for n, v in m.groupdict().items() if v})
             break
-    targets = tuple(t for t, kind in sem.targets.items() if kind.search(body))
+    cond, req = inline_condition(body)
+    # where the requirement shows is read on the requirement: a leading condition ("when a change
+    # touches the parser, ...") says when the rule applies, not where its evidence is
+    targets = tuple(t for t, kind in sem.targets.items() if kind.search(req)) if cond else ()
+    targets = targets or tuple(t for t, kind in sem.targets.items() if kind.search(body))
     if sem.reply_place.search(body):  # "explain in your reply ...": checked on the reply only
         targets = ("reply",)
-    req = inline_condition(body)[1]
     ban = sem.ban_cues.search(req)
     forbid = bool(ban) and len(tx.words(req[: ban.start()])) <= 2
     subject = req[ban.end():].strip(" ,.") if forbid and ban else req.rstrip(" .")

@@ -458,8 +458,15 @@ class SpecJudge:
     # (C=0.1 0.750, 0.3 0.749, 1 0.744; min_precision 0.75 0.747, 0.8 0.748, 0.85 0.749, 0.9 0.704)
     # After merging issue 15's fifth pass (the reader's scope cues change the features), same CV:
     # C=0.1 0.701, 0.3 0.740, 1 0.749, 3 0.731; so 1
+    # With w16 as development (314 items, 7 sets), leave-one-batch-out (each batch judged by a judge
+    # fit on the other six, its threshold from their rule-grouped CV: what a first contact sees),
+    # pooled BA by min_precision at C=1: 0.85 0.679, 0.8 0.694, 0.75 0.720, 0.7 0.755, 0.65 0.741,
+    # 0.6 0.752 (C=0.3: 0.684, 0.706, 0.724, 0.756, 0.750, 0.756); so 0.7 at C=1. The 0.85 floor
+    # had left 60% of the violations below the threshold (recall 0.40 out of fold). Tried, same
+    # leave-one-batch-out at 0.7, not kept: CV folds grouped by batch for the threshold (0.736), the
+    # selection's condition model P(conditions hold | task) as a feature (0.752).
     C: float = 1.0
-    min_precision: float = 0.85
+    min_precision: float = 0.7
     unknown_band: float = 0.0
     folds: int = 5
     random_state: int = 0
