@@ -235,6 +235,10 @@ class CueRule(BaseModel):
     first with ``occurrence: first``); once a build rule of a ``group`` has matched, later rules of
     that group in the stage are skipped; ``final: seen`` ends the stage when its patterns held,
     ``final: fired`` when a builder says so (returns true), ``final: emitted`` when any check is compiled.
+    An emit rule of a ``group`` is skipped once a rule of that group has fired (alternatives: the first
+    that fires wins). ``search`` says where the cue is looked for: the rule as written ignoring case
+    (``text``), the lower-cased rule (``lower``, like the other patterns) or the rule as written with its
+    case (``exact``). ``drop`` names the generic checks a fired rule supersedes (the ``kinds`` stage).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -256,6 +260,8 @@ class CueRule(BaseModel):
     final: str = Field("", pattern="^(|seen|fired|emitted)$")
     build: str | None = None
     group: str | None = None
+    search: str = Field("text", pattern="^(text|lower|exact)$")
+    drop: list[str] = Field(default_factory=list)
     emit: Emit | None = None
     else_emit: Emit | None = None
 
@@ -377,21 +383,32 @@ def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
     if r.places == "clause":
         places = cue_places(body, rx)
     else:
-        places = [(m.start(), False) for m in re.finditer(rx, body, flags=re.I)]
+        places = [(m.start(), False) for m in _cue_matches(rx, body, r.search)]
     places = [p for p in places if not any(s.hit(body, p[0]) for s in r.skip)]
     if r.negation_window is not None:
         places = [(pos, tx.negated_at(body, pos, window=r.negation_window)) for pos, _ in places]
     return places[:1] if r.occurrence == "first" else places
 
 
-def run_stage(stage: str, body: str, out: list) -> dict:
+def _cue_matches(rx: str, body: str, search: str) -> list[re.Match]:
+    """Every match of a cue: in the rule ignoring case, in the lower-cased rule, or with its case."""
+    if search == "lower":
+        return list(re.finditer(rx, body.lower()))
+    return list(re.finditer(rx, body, flags=0 if search == "exact" else re.I))
+
+
+def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> dict:
     """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions);
-    returns what the stage's builders noted (e.g. ``gated``: requirements read as judgement only)."""
+    returns what the stage's builders noted (e.g. ``gated``: requirements read as judgement only; ``drop``:
+    labels of generic checks superseded). ``state`` may carry what the builders read besides ``body``."""
     from toolkit.compliance._param_readers import READERS
 
     low = body.lower()
-    state: dict = {}  # what a stage's builders share (e.g. the places an action rule already read)
+    state = {} if state is None else state  # what a stage's builders share (e.g. the places an action rule read)
+    groups = state.setdefault("groups", set())
     for kind, r in stage_rules(stage):
+        if r.emit is not None and r.group is not None and r.group in groups:
+            continue
         if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted or type(c).__name__ in r.unless_emitted
                                     for c in out):
             continue
@@ -401,9 +418,8 @@ def run_stage(stage: str, body: str, out: list) -> dict:
         if r.build is not None:
             from toolkit.compliance._param_readers import BUILDERS
 
-            groups = state.setdefault("groups", set())
             if gate and r.group not in groups:
-                found = list(re.finditer(kind.fill(r.cue or ""), body, flags=re.I))
+                found = _cue_matches(kind.fill(r.cue or ""), body, r.search)
                 said = [BUILDERS[r.build](body, m, out, state) for m in (found[:1] if r.occurrence == "first" else found)]
                 if found and r.group is not None:
                     groups.add(r.group)
@@ -415,6 +431,7 @@ def run_stage(stage: str, body: str, out: list) -> dict:
         if r.cue is None:
             if gate and r.emit is not None:
                 out.append(r.emit.build(body))
+                _fired(r, state)
                 if r.final:
                     return state
             continue
@@ -426,6 +443,7 @@ def run_stage(stage: str, body: str, out: list) -> dict:
                   any(n.hit(body, pos) for n in r.or_near)) and all(n.hit(body, pos) for n in r.near)
             if ok and gate and r.emit is not None:
                 out.append(r.emit.build(body, neg, pos))
+                _fired(r, state)
                 fired = True
                 break
             if r.else_emit is not None and gate:
@@ -434,3 +452,24 @@ def run_stage(stage: str, body: str, out: list) -> dict:
         if r.final == "seen" and places or r.final == "fired" and fired or r.final == "emitted" and out:
             return state
     return state
+
+
+def _fired(r: CueRule, state: dict) -> None:
+    """Note that an emit rule fired: its group is decided and what it supersedes is dropped."""
+    if r.group is not None:
+        state["groups"].add(r.group)
+    if r.drop:
+        state.setdefault("drop", set()).update(r.drop)
+
+
+def read_kinds(text: str) -> tuple[list, set[str]]:
+    """Checks for the kinds a preference text names, and the labels of generic checks they supersede.
+
+    The kinds whose recognition is one trigger (``recognise`` in their files) come first, then the cue
+    rules of stage ``kinds`` in their order, whose builders read parameters
+    (:mod:`toolkit.compliance._kind_builders`)."""
+    import toolkit.compliance._kind_builders  # noqa: F401  (registers the builders)
+
+    out, drop = recognise_data(text)
+    state = run_stage("kinds", text.replace("\u2019", "'"), out, {"text": text})
+    return out, drop | state.get("drop", set())
