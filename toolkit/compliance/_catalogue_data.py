@@ -75,16 +75,20 @@ def expand(rx: str) -> str:
 
 
 class Capture(BaseModel):
-    """A parameter read from a group of the trigger's first pattern: text (through ``map``) or a number
-    (digits, or a word through ``map``; the trigger does not fire when it is neither)."""
+    """A parameter read from a group of a pattern's match (the first of ``group`` that took part when it is a
+    list): text (through ``map``) or a number (digits, or a word through ``map``; the trigger does not fire
+    when it is neither)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    group: int = Field(ge=1)
+    group: int | list[int]
     type: str = Field(pattern="^(text|number)$")
-    map: dict[str, str | int] = Field(default_factory=dict)
+    map: dict[str, bool | str | int] = Field(default_factory=dict)
 
-    def value(self, m: re.Match) -> str | int | None:
-        raw = m.group(self.group)
+    def value(self, m: re.Match) -> str | int | bool | None:
+        groups = self.group if isinstance(self.group, list) else [self.group]
+        raw = next((m.group(g) for g in groups if m.group(g) is not None), None)
+        if raw is None:
+            return None
         if self.type == "number":
             return int(raw) if raw.isdigit() else self.map.get(raw)
         return self.map.get(raw, raw)
@@ -147,16 +151,19 @@ class Emit(BaseModel):
 
     ``flags`` are true when their pattern matches the rule; ``if_negated``/``if_affirmed`` add arguments
     by the cue's polarity; ``read`` takes arguments from named parameter readers
-    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text and the cue's place.
+    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text and the cue's place;
+    ``capture`` reads arguments from groups of the cue's match (a rule read with ``places: plain``).
+    A list argument is passed as a tuple.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: str = Field(min_length=1)
-    args: dict[str, str | int | float | bool | MatchSpec] = Field(default_factory=dict)
+    args: dict[str, str | int | float | bool | MatchSpec | list[str]] = Field(default_factory=dict)
     flags: dict[str, str] = Field(default_factory=dict)
     if_negated: dict[str, str | int | float | bool] = Field(default_factory=dict)
     if_affirmed: dict[str, str | int | float | bool] = Field(default_factory=dict)
     read: dict[str, str] = Field(default_factory=dict)
+    capture: dict[str, Capture] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known(self) -> Emit:
@@ -168,11 +175,18 @@ class Emit(BaseModel):
                 raise ValueError(f"no parameter reader {name!r}")
         return self
 
-    def build(self, body: str, neg: bool | None = None, pos: int | None = None):
+    def build(self, body: str, neg: bool | None = None, pos: int | None = None, m: re.Match | None = None):
+        """The check, or None when a captured parameter cannot be read from the cue's match ``m``."""
         from toolkit.compliance._param_readers import READERS
 
         low = body.lower()
-        args = {k: v.build() if isinstance(v, MatchSpec) else v for k, v in self.args.items()}
+        args = {k: v.build() if isinstance(v, MatchSpec) else tuple(v) if isinstance(v, list) else v
+                for k, v in self.args.items()}
+        if self.capture:
+            got = {k: c.value(m) for k, c in self.capture.items()} if m is not None else {}
+            if not got or any(v is None for v in got.values()):
+                return None
+            args.update(got)
         args.update({k: bool(re.search(expand(rx), low)) for k, rx in self.flags.items()})
         if neg is not None:
             args.update(self.if_negated if neg else self.if_affirmed)
@@ -390,6 +404,12 @@ def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
     return places[:1] if r.occurrence == "first" else places
 
 
+def _match_at(kind: Kind, r: CueRule, body: str, pos: int) -> re.Match | None:
+    """The cue's match at a place (for an emit rule that captures parameters)."""
+    src = body.lower() if r.search == "lower" else body
+    return re.compile(kind.fill(r.cue or ""), 0 if r.search != "text" else re.I).match(src, pos)
+
+
 def _cue_matches(rx: str, body: str, search: str) -> list[re.Match]:
     """Every match of a cue: in the rule ignoring case, in the lower-cased rule, or with its case."""
     if search == "lower":
@@ -442,7 +462,10 @@ def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> di
             ok = ({"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra or
                   any(n.hit(body, pos) for n in r.or_near)) and all(n.hit(body, pos) for n in r.near)
             if ok and gate and r.emit is not None:
-                out.append(r.emit.build(body, neg, pos))
+                check = r.emit.build(body, neg, pos, _match_at(kind, r, body, pos) if r.emit.capture else None)
+                if check is None:
+                    continue
+                out.append(check)
                 _fired(r, state)
                 fired = True
                 break

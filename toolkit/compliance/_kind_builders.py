@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from toolkit import text as tx
-from toolkit.compliance._checks import Check, Forbid, Matcher, PriceCap, Require, matcher
+from toolkit.compliance._checks import Check, Forbid, Matcher, PriceCap, matcher
 from toolkit.compliance._kinds import (
     _AMENITIES,
     _COUNTED,
@@ -34,20 +34,14 @@ from toolkit.compliance._kinds import (
     FileNaming,
     MaxMarks,
     MinMentions,
-    Prerequisite,
     ProtectedPath,
     RequireLiteral,
     Sections,
-    Servings,
-    Spelling,
     SpellSmallNumbers,
-    SqlCase,
     SubjectLine,
     Substitute,
     TimeCap,
-    TitleCase,
     Units,
-    WordSwap,
     WrapErrors,
     _name_pattern,
     named_languages,
@@ -172,12 +166,6 @@ def _bookend_start(body: str, m: re.Match, out: list[Check], state: dict) -> Non
     if q:
         out.append(Bookend(q[0], "start"))
         _drop(state, "*domain*")
-
-
-@builder("spelling")
-def _spelling(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(Spelling("british" if m.group(1) in ("british", "uk", "commonwealth") else "american"))
-    _drop(state, "*domain*")
 
 
 @builder("quoted_avoid")
@@ -310,18 +298,6 @@ def _list_ban(body: str, m: re.Match, out: list[Check], state: dict) -> None:
         _drop(state, "*domain*")
 
 
-@builder("sql_case")
-def _sql_case(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    word = next(g for g in m.groups() if g)
-    out.append(SqlCase(upper=word != "lower"))
-
-
-@builder("title_case")
-def _title_case(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(TitleCase("sentence" if "sentence" in (m.group(2) or m.group(3) or "") else "title"))
-    _drop(state, "*headings*")
-
-
 @builder("commit_subject")
 def _commit_subject(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """A commit subject's length cap; "under 50" allows 49."""
@@ -349,12 +325,6 @@ def _citation_comma(body: str, m: re.Match, out: list[Check], state: dict) -> No
     out.append(CitationComma(comma))
     if not re.search(r"\b(support|back|include|add|provide|give|always cite|need|require)\w*\b", low):
         _drop(state, "sources")
-
-
-@builder("word_swap")
-def _word_swap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(WordSwap(m.group(1), m.group(2)))
-    _drop(state, "*quoted*")
 
 
 @builder("substitute_tool")
@@ -426,40 +396,11 @@ def _time_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     _drop(state, "*domain*")
 
 
-@builder("time_estimate")
-def _time_estimate(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    """A time estimate the reply must give, up front when the rule says so."""
-    where = "start" if re.search(r"\b(start|begin|open|lead|top|first|up front)\w*\b", body.lower()) else "reply"
-    out.append(Require("a time estimate", Matcher((), (r"\b\d+(?:[.,]\d+)?\s*(?:-|\u2013|to)?\s*\d*\s*(?:hours?|hrs?|h|"
-                                                       r"minutes?|mins?|days?|weekends?|evenings?)\b",
-                                                       r"\b(?:an?|one|two|a couple of|half an?)\s+(?:\w+\s+)?(?:hour|day|"
-                                                       r"weekend|afternoon|evening|morning)s?\b")),
-                       where=where, ask="tell me up front roughly how long it will take"))
-    _drop(state, "*requireterms*")
-
-
 @builder("code_languages")
 def _code_languages(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     langs = named_languages(state["text"])
     if langs:
         out.append(CodeLanguages(langs))
-
-
-@builder("servings_stated")
-def _servings_stated(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(Require("the number of servings", Matcher((), (r"\bserves?\s+(?:about\s+)?\d", r"\b\d+\s*(?:-|to)?\s*\d*\s*"
-                                                              r"(?:servings|portions|people|slices|pieces)\b",
-                                                              r"\bmakes\s+(?:about\s+|around\s+)?\d",
-                                                              r"\b(?:for|feeds)\s+(?:\d+|two|three|four|five|six)\b")),
-                       ask="tell me how many servings it makes"))
-    _drop(state, "*requireterms*")
-
-
-@builder("servings")
-def _servings(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    n = _number(m.group(1) or m.group(2))
-    if n is not None:
-        out.append(Servings(n))
 
 
 @builder("file_naming")
@@ -587,43 +528,6 @@ def _money_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     if not any(isinstance(c, PriceCap) for c in out):
         out.append(PriceCap(int((m.group(2) or m.group(3)).replace(",", ""))))
         _drop(state, "*requireterms*")
-
-
-_PREREQ = (
-    (r"\bback(ing)?[- ]?up\b|\bbackups?\b|\bcopy of\b",
-     (r"\b(edit|edited|changed|modified|updated|fixed|added|rewrote|patched|tweaked)\b[^.\n]{0,60}"
-      r"(\bconfig\w*|\.conf\b|\.cfg\b|\.ya?ml\b|\.ini\b|\.toml\b|/etc/)",
-      r"(\bconfig\w*|\.conf\b|\.cfg\b|\.ya?ml\b|\.ini\b|\.toml\b|/etc/)[^.\n]{0,40}\b(edited|changed|modified|"
-      r"updated|fixed|patched|rewritten)\b"),
-     (r"\bback(ed)?[- ]?up\b", r"\bbackups?\b", r"\.(bak|orig|backup|old)\b", r"\bcop(y|ied)\b[^.\n]{0,40}\b(to|as)\b",
-      r"\bsnapshot"), "a backup"),
-    (r"\bterraform plan\b|\bplan\b[^.]{0,30}\bbefore\b[^.]{0,20}\bapply",
-     (r"\bterraform apply\b", r"\bapplied\b[^.\n]{0,40}\b(terraform|plan|change)"),
-     (r"\bterraform plan\b", r"\bPlan: \d", r"\bran the plan\b", r"\bplan (output|shows|says)\b"), "the plan first"),
-    (r"\bback(ing)?[- ]?up\b|\bbackups?\b|\bsnapshot",
-     (r"\b(ran|run|executed|applied|performed|did|started|kicked off)\b[^.\n]{0,40}\b(migrations?|upgrade|restore|"
-      r"reindex|import|wipe|reset)\b", r"\b(migrated|upgraded|restored|reindexed|imported|wiped|reset|dropped|"
-      r"truncated|deleted|altered)\b[^.\n]{0,40}\b(database|db|table|schema|data|records?|rows?)\b"),
-     (r"\bback(ed)?[- ]?up\b", r"\bbackups?\b", r"\bsnapshot", r"\bpg_dump\b", r"\bmysqldump\b", r"\.(bak|dump|sql\.gz)\b",
-      r"\bexport(ed)? a copy\b"), "a backup"),
-    (r"\bdry[- ]run\b|\bdiff\b[^.]{0,30}\bfirst\b|\bplan\b[^.]{0,40}\bfirst\b",
-     (r"\b(ran|executed|applied|ran the|rolled (?:it |this |that )?out|upgraded|deployed)\b",
-      r"\b(?:kubectl apply|helm upgrade|helm install|terraform apply|ansible-playbook)\b"),
-     (r"\bdry[- ]run\b", r"--dry-run\b", r"--check\b", r"\bwhat-if\b", r"\bplan\b", r"\bdiff\b"), "a dry run first"),
-)
-
-
-@builder("prerequisite")
-def _prerequisite(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    """Do A before B: the first workflow whose cue the rule names (a config backup only where configs are named)."""
-    low = body.lower()
-    for i, (cue, trig, ev, lab) in enumerate(_PREREQ):
-        if i == 0 and not re.search(r"\b(config\w*|settings?|files?|\.conf|\.ya?ml|\.ini|/etc)\b", low):
-            continue
-        if re.search(cue, low):
-            out.append(Prerequisite(lab, trig, ev))
-            _drop(state, "*actions*")
-            return
 
 
 @builder("red_eye")
