@@ -14,11 +14,13 @@ first alternative that matches fires, once. :func:`recognise_data` runs them.
 
 A kind may also carry ``rules``: cue rules that run inside one named stage of the text compiler
 (``_interpreter._RULES``: length, items, brevity, tone, suggestions, format, parts, cleanup, code,
-actions, substitution; plus forbid_verbs and the fallback domain stage), in a fixed order across all
-kind files. A cue's places and their polarity come from the shared clause-negation stage; checks
-are built from the file (check class by name, lexicons by ``$NAME``) or, where a parameter needs
-normalising, by a named reader or builder registered in ``_param_readers``. The recognisers in
-``_kinds.recognise`` are still code (issue 15 moves them next).
+actions, substitution; plus forbid_verbs, the fallback domain stage and ``kinds``, which reads the
+kinds of ``_kinds`` from the whole rule before the other stages), in a fixed order across all kind
+files. A cue's places and their polarity come from the shared clause-negation stage; checks are
+built from the file (check class by name, lexicons by ``$NAME``, parameters captured from the cue's
+match) or, where a parameter needs normalising, by a named reader or builder registered in
+``_param_readers`` (the ``kinds`` stage's builders live in ``_kind_builders``). :func:`read_kinds`
+runs ``recognise`` and the ``kinds`` stage.
 """
 
 from __future__ import annotations

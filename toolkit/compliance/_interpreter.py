@@ -9,7 +9,7 @@ kinds/*.yaml``, ``rules``), run stage by stage (:data:`_RULES`) by ``_catalogue_
 this module keeps the clause split, the shared negation-scope reading of a cue (:func:`cue_places`)
 and the named builders that turn a matched cue into checks. Conditions ("when ...", "unless ...")
 are split off. A preference
-with no recognisable cue compiles to :class:`~toolkit.simuser.checks.Unknown`, so the simulator
+with no recognisable cue compiles to :class:`~toolkit.compliance._checks.Unknown`, so the simulator
 stays silent and says why.
 """
 
