@@ -254,7 +254,8 @@ class CueRule(BaseModel):
     An emit rule of a ``group`` is skipped once a rule of that group has fired (alternatives: the first
     that fires wins). ``search`` says where the cue is looked for: the rule as written ignoring case
     (``text``), the lower-cased rule (``lower``, like the other patterns) or the rule as written with its
-    case (``exact``). ``drop`` names the generic checks a fired rule supersedes (the ``kinds`` stage).
+    case (``exact``). ``drop`` names the generic checks a fired rule supersedes (the ``kinds`` stage);
+    ``supersedes`` names checks already compiled (by class or label) that a fired rule removes.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -278,6 +279,7 @@ class CueRule(BaseModel):
     group: str | None = None
     search: str = Field("text", pattern="^(text|lower|exact)$")
     drop: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
     emit: Emit | None = None
     else_emit: Emit | None = None
 
@@ -452,8 +454,7 @@ def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> di
             continue
         if r.cue is None:
             if gate and r.emit is not None:
-                out.append(r.emit.build(body))
-                _fired(r, state)
+                _fired(r, state, out, r.emit.build(body))
                 if r.final:
                     return state
             continue
@@ -467,8 +468,7 @@ def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> di
                 check = r.emit.build(body, neg, pos, _match_at(kind, r, body, pos) if r.emit.capture else None)
                 if check is None:
                     continue
-                out.append(check)
-                _fired(r, state)
+                _fired(r, state, out, check)
                 fired = True
                 break
             if r.else_emit is not None and gate:
@@ -479,8 +479,12 @@ def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> di
     return state
 
 
-def _fired(r: CueRule, state: dict) -> None:
-    """Note that an emit rule fired: its group is decided and what it supersedes is dropped."""
+def _fired(r: CueRule, state: dict, out: list, check) -> None:
+    """An emit rule fired: the checks it supersedes leave ``out``, its check joins, its group is decided
+    and the generic checks it names are dropped."""
+    if r.supersedes:
+        out[:] = [c for c in out if type(c).__name__ not in r.supersedes and getattr(c, "label", None) not in r.supersedes]
+    out.append(check)
     if r.group is not None:
         state["groups"].add(r.group)
     if r.drop:

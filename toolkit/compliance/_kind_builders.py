@@ -25,7 +25,6 @@ from toolkit.compliance._kinds import (
     _TO_KM,
     Advice,
     Bookend,
-    ChartLabels,
     CitationComma,
     CodeLanguages,
     CommitSubjectLength,
@@ -337,12 +336,6 @@ def _substitute_tool(body: str, m: re.Match, out: list[Check], state: dict) -> N
     _drop(state, f"*forbid-containing:{m.group('y')}*")
 
 
-@builder("chart_labels")
-def _chart_labels(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out[:] = [c for c in out if not isinstance(c, Units)]  # "axes labelled with units" is about the plot
-    out.append(ChartLabels())
-
-
 @builder("concepts")
 def _concepts(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """Chart types to avoid (dual axes, pie charts, 3-D plots) named after a negation."""
@@ -501,16 +494,6 @@ def _metric_list(body: str, m: re.Match, out: list[Check], state: dict) -> None:
         _drop(state, "*domain*")
 
 
-@builder("gender_neutral")
-def _gender_neutral(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(Forbid("gendered wording", Matcher((), (
-        r"\b(he or she|she or he|his or her|her or his|him or her|her or him|he/she|she/he|s/he|his/her|him/her)\b",
-        r"\b(chairman|chairmen|policeman|policemen|salesman|salesmen|mankind|manpower|businessman|businessmen|"
-        r"fireman|firemen|spokesman|foreman|manhours?|man-hours?)\b")), task_override=True,
-        ask="keep the wording gender-neutral"))
-    out[:] = [c for c in out if not (isinstance(c, Forbid) and c.label == "the words you asked me to avoid")]
-
-
 @builder("gluten")
 def _gluten(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     from toolkit.compliance import _lexicons as lx
@@ -532,25 +515,16 @@ def _money_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
 
 @builder("red_eye")
 def _red_eye(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    """Overnight flights banned: departures inside the named clock window, else red-eye wording and night hours."""
-    low = body.lower()
-    win = re.search(r"\b(?:between|from)\s+(\d{1,2})(?:[:.h]\d\d)?\s*(?:and|-|\u2013|to)\s*(\d{1,2})(?:[:.h]\d\d)?", low)
-    if win:
-        a, b = int(win.group(1)) % 24, int(win.group(2)) % 24
-        hours = [h for h in range(24) if (h >= a or h < b) if a > b] or list(range(a, b))
-        hx = "|".join(sorted({f"{h:02d}" for h in hours} | {str(h) for h in hours}, key=len, reverse=True))
-        pm = "|".join(str(h - 12) for h in hours if 13 <= h <= 23)
-        am = "|".join(["12"] * (0 in hours) + [str(h) for h in hours if 1 <= h <= 11])
-        lead = r"\b(?:depart\w*|leav\w*|dep\.?|takes? off|out)\s+(?:[\w()-]+\s+){0,3}?(?:at\s+)?"
-        rxs = [lead + rf"(?:{hx})[:.h][0-5]\d\b(?!\s?(?:am|pm|a\.m|p\.m))"]
-        rxs += [lead + rf"(?:{pm})(?:[:.][0-5]\d)?\s?(?:pm|p\.m\.)"] if pm else []
-        rxs += [lead + rf"(?:{am})(?:[:.][0-5]\d)?\s?(?:am|a\.m\.)"] if am else []
-        out.append(Forbid("red-eye flights", Matcher((), tuple(rxs)), task_override=True,
-                          ask="find a flight that leaves in the daytime"))
-        return
-    out.append(Forbid("red-eye flights" if re.search(r"red[- ]?eye", low) else "overnight flights",
-                      Matcher((("red", "eye"),), (
-                          r"\bred-?eyes?\b", r"\bovernight flights?\b", r"\bnight flights?\b",
-                          r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:2[2-3]|0?[0-4])[:.h]\d\d\b",
-                          r"\bdepart\w*\s+(?:\w+\s+){0,2}?(?:at\s+)?(?:1[01](?:[:.]\d\d)?\s?p\.?m|12(?:[:.]\d\d)?\s?a\.?m|"
-                          r"[1-4](?:[:.]\d\d)?\s?a\.?m)\b")), task_override=True, ask="find a daytime flight"))
+    """Overnight flights banned where the rule names their clock window: departures inside it."""
+    win = re.search(r"\b(?:between|from)\s+(\d{1,2})(?:[:.h]\d\d)?\s*(?:and|-|\u2013|to)\s*(\d{1,2})(?:[:.h]\d\d)?", body.lower())
+    a, b = int(win.group(1)) % 24, int(win.group(2)) % 24
+    hours = [h for h in range(24) if (h >= a or h < b) if a > b] or list(range(a, b))
+    hx = "|".join(sorted({f"{h:02d}" for h in hours} | {str(h) for h in hours}, key=len, reverse=True))
+    pm = "|".join(str(h - 12) for h in hours if 13 <= h <= 23)
+    am = "|".join(["12"] * (0 in hours) + [str(h) for h in hours if 1 <= h <= 11])
+    lead = r"\b(?:depart\w*|leav\w*|dep\.?|takes? off|out)\s+(?:[\w()-]+\s+){0,3}?(?:at\s+)?"
+    rxs = [lead + rf"(?:{hx})[:.h][0-5]\d\b(?!\s?(?:am|pm|a\.m|p\.m))"]
+    rxs += [lead + rf"(?:{pm})(?:[:.][0-5]\d)?\s?(?:pm|p\.m\.)"] if pm else []
+    rxs += [lead + rf"(?:{am})(?:[:.][0-5]\d)?\s?(?:am|a\.m\.)"] if am else []
+    out.append(Forbid("red-eye flights", Matcher((), tuple(rxs)), task_override=True,
+                      ask="find a flight that leaves in the daytime"))
