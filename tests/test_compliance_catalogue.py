@@ -33,20 +33,28 @@ def test_kind_example(kind: str, checks: tuple[str, ...], group: str, ex) -> Non
     assert verdict == _EXPECT[group], (kind, ex.rule, ex.reply)
 
 
-PARTLY_IN_CODE = {"secret_leak"}  # its in-code variant (keys hard-coded in files) is still in _kinds.recognise
-
-
 def test_kinds_recognised_from_data_compile_their_must_flag_examples() -> None:
-    """A kind whose recognition is data (``recognise`` in its file) finds its own check in its must_flag rules
-    (all of them, or at least one where part of the kind is still recognised in code)."""
-    from toolkit.compliance._catalogue_data import catalogue, recognise_data
+    """A kind whose recognition is data (``recognise`` triggers or cue rules of stage ``kinds`` in its file) finds
+    one of its own checks in every one of its must_flag rules, through :func:`read_kinds` alone."""
+    from toolkit.compliance._catalogue_data import catalogue, read_kinds
 
-    data_kinds = [k for k in catalogue() if k.recognise]
-    assert len(data_kinds) >= 9
+    data_kinds = [k for k in catalogue() if k.recognise or any(r.stage == "kinds" for r in k.rules)]
+    assert len(data_kinds) >= 30
     for k in data_kinds:
-        found = [bool({type(c).__name__ for c in recognise_data(ex.rule)[0]} & set(k.checks))
-                 for ex in k.examples.must_flag]
-        assert all(found) or (k.kind in PARTLY_IN_CODE and any(found)), (k.kind, found)
+        found = [bool({type(c).__name__ for c in read_kinds(ex.rule)[0]} & set(k.checks)) for ex in k.examples.must_flag]
+        assert all(found), (k.kind, found)
+
+
+def test_kind_recognition_is_not_code() -> None:
+    """``kinds.recognise`` is gone: no recogniser function in the compliance modules, the kinds stage is data."""
+    import inspect
+
+    from toolkit.compliance import _interpreter, _kinds
+    from toolkit.compliance._catalogue_data import stage_rules
+
+    assert not hasattr(_kinds, "recognise")
+    assert "def recognise" not in inspect.getsource(_kinds) and "def _rule_" not in inspect.getsource(_interpreter)
+    assert len(stage_rules("kinds")) >= 40
 
 
 @pytest.mark.parametrize(("text", "label"), [("I am vegetarian.", "meat items"),

@@ -14,11 +14,13 @@ first alternative that matches fires, once. :func:`recognise_data` runs them.
 
 A kind may also carry ``rules``: cue rules that run inside one named stage of the text compiler
 (``_interpreter._RULES``: length, items, brevity, tone, suggestions, format, parts, cleanup, code,
-actions, substitution; plus forbid_verbs and the fallback domain stage), in a fixed order across all
-kind files. A cue's places and their polarity come from the shared clause-negation stage; checks
-are built from the file (check class by name, lexicons by ``$NAME``) or, where a parameter needs
-normalising, by a named reader or builder registered in ``_param_readers``. The recognisers in
-``_kinds.recognise`` are still code (issue 15 moves them next).
+actions, substitution; plus forbid_verbs, the fallback domain stage and ``kinds``, which reads the
+kinds of ``_kinds`` from the whole rule before the other stages), in a fixed order across all kind
+files. A cue's places and their polarity come from the shared clause-negation stage; checks are
+built from the file (check class by name, lexicons by ``$NAME``, parameters captured from the cue's
+match) or, where a parameter needs normalising, by a named reader or builder registered in
+``_param_readers`` (the ``kinds`` stage's builders live in ``_kind_builders``). :func:`read_kinds`
+runs ``recognise`` and the ``kinds`` stage.
 """
 
 from __future__ import annotations
@@ -75,16 +77,20 @@ def expand(rx: str) -> str:
 
 
 class Capture(BaseModel):
-    """A parameter read from a group of the trigger's first pattern: text (through ``map``) or a number
-    (digits, or a word through ``map``; the trigger does not fire when it is neither)."""
+    """A parameter read from a group of a pattern's match (the first of ``group`` that took part when it is a
+    list): text (through ``map``) or a number (digits, or a word through ``map``; the trigger does not fire
+    when it is neither)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    group: int = Field(ge=1)
+    group: int | list[int]
     type: str = Field(pattern="^(text|number)$")
-    map: dict[str, str | int] = Field(default_factory=dict)
+    map: dict[str, bool | str | int] = Field(default_factory=dict)
 
-    def value(self, m: re.Match) -> str | int | None:
-        raw = m.group(self.group)
+    def value(self, m: re.Match) -> str | int | bool | None:
+        groups = self.group if isinstance(self.group, list) else [self.group]
+        raw = next((m.group(g) for g in groups if m.group(g) is not None), None)
+        if raw is None:
+            return None
         if self.type == "number":
             return int(raw) if raw.isdigit() else self.map.get(raw)
         return self.map.get(raw, raw)
@@ -147,16 +153,19 @@ class Emit(BaseModel):
 
     ``flags`` are true when their pattern matches the rule; ``if_negated``/``if_affirmed`` add arguments
     by the cue's polarity; ``read`` takes arguments from named parameter readers
-    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text and the cue's place.
+    (:data:`toolkit.compliance._param_readers.READERS`) given the rule's text and the cue's place;
+    ``capture`` reads arguments from groups of the cue's match (a rule read with ``places: plain``).
+    A list argument is passed as a tuple.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: str = Field(min_length=1)
-    args: dict[str, str | int | float | bool | MatchSpec] = Field(default_factory=dict)
+    args: dict[str, str | int | float | bool | MatchSpec | list[str]] = Field(default_factory=dict)
     flags: dict[str, str] = Field(default_factory=dict)
     if_negated: dict[str, str | int | float | bool] = Field(default_factory=dict)
     if_affirmed: dict[str, str | int | float | bool] = Field(default_factory=dict)
     read: dict[str, str] = Field(default_factory=dict)
+    capture: dict[str, Capture] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known(self) -> Emit:
@@ -168,11 +177,18 @@ class Emit(BaseModel):
                 raise ValueError(f"no parameter reader {name!r}")
         return self
 
-    def build(self, body: str, neg: bool | None = None, pos: int | None = None):
+    def build(self, body: str, neg: bool | None = None, pos: int | None = None, m: re.Match | None = None):
+        """The check, or None when a captured parameter cannot be read from the cue's match ``m``."""
         from toolkit.compliance._param_readers import READERS
 
         low = body.lower()
-        args = {k: v.build() if isinstance(v, MatchSpec) else v for k, v in self.args.items()}
+        args = {k: v.build() if isinstance(v, MatchSpec) else tuple(v) if isinstance(v, list) else v
+                for k, v in self.args.items()}
+        if self.capture:
+            got = {k: c.value(m) for k, c in self.capture.items()} if m is not None else {}
+            if not got or any(v is None for v in got.values()):
+                return None
+            args.update(got)
         args.update({k: bool(re.search(expand(rx), low)) for k, rx in self.flags.items()})
         if neg is not None:
             args.update(self.if_negated if neg else self.if_affirmed)
@@ -235,6 +251,11 @@ class CueRule(BaseModel):
     first with ``occurrence: first``); once a build rule of a ``group`` has matched, later rules of
     that group in the stage are skipped; ``final: seen`` ends the stage when its patterns held,
     ``final: fired`` when a builder says so (returns true), ``final: emitted`` when any check is compiled.
+    An emit rule of a ``group`` is skipped once a rule of that group has fired (alternatives: the first
+    that fires wins). ``search`` says where the cue is looked for: the rule as written ignoring case
+    (``text``), the lower-cased rule (``lower``, like the other patterns) or the rule as written with its
+    case (``exact``). ``drop`` names the generic checks a fired rule supersedes (the ``kinds`` stage);
+    ``supersedes`` names checks already compiled (by class or label) that a fired rule removes.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -256,6 +277,9 @@ class CueRule(BaseModel):
     final: str = Field("", pattern="^(|seen|fired|emitted)$")
     build: str | None = None
     group: str | None = None
+    search: str = Field("text", pattern="^(text|lower|exact)$")
+    drop: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
     emit: Emit | None = None
     else_emit: Emit | None = None
 
@@ -377,21 +401,38 @@ def _places(kind: Kind, r: CueRule, body: str) -> list[tuple[int, bool]]:
     if r.places == "clause":
         places = cue_places(body, rx)
     else:
-        places = [(m.start(), False) for m in re.finditer(rx, body, flags=re.I)]
+        places = [(m.start(), False) for m in _cue_matches(rx, body, r.search)]
     places = [p for p in places if not any(s.hit(body, p[0]) for s in r.skip)]
     if r.negation_window is not None:
         places = [(pos, tx.negated_at(body, pos, window=r.negation_window)) for pos, _ in places]
     return places[:1] if r.occurrence == "first" else places
 
 
-def run_stage(stage: str, body: str, out: list) -> dict:
+def _match_at(kind: Kind, r: CueRule, body: str, pos: int) -> re.Match | None:
+    """The cue's match at a place (for an emit rule that captures parameters)."""
+    src = body.lower() if r.search == "lower" else body
+    return re.compile(kind.fill(r.cue or ""), 0 if r.search != "text" else re.I).match(src, pos)
+
+
+def _cue_matches(rx: str, body: str, search: str) -> list[re.Match]:
+    """Every match of a cue: in the rule ignoring case, in the lower-cased rule, or with its case."""
+    if search == "lower":
+        return list(re.finditer(rx, body.lower()))
+    return list(re.finditer(rx, body, flags=0 if search == "exact" else re.I))
+
+
+def run_stage(stage: str, body: str, out: list, state: dict | None = None) -> dict:
     """Append to ``out`` the checks one stage's cue rules read in ``body`` (a rule's text after its conditions);
-    returns what the stage's builders noted (e.g. ``gated``: requirements read as judgement only)."""
+    returns what the stage's builders noted (e.g. ``gated``: requirements read as judgement only; ``drop``:
+    labels of generic checks superseded). ``state`` may carry what the builders read besides ``body``."""
     from toolkit.compliance._param_readers import READERS
 
     low = body.lower()
-    state: dict = {}  # what a stage's builders share (e.g. the places an action rule already read)
+    state = {} if state is None else state  # what a stage's builders share (e.g. the places an action rule read)
+    groups = state.setdefault("groups", set())
     for kind, r in stage_rules(stage):
+        if r.emit is not None and r.group is not None and r.group in groups:
+            continue
         if r.unless_emitted and any(getattr(c, "label", None) in r.unless_emitted or type(c).__name__ in r.unless_emitted
                                     for c in out):
             continue
@@ -401,9 +442,8 @@ def run_stage(stage: str, body: str, out: list) -> dict:
         if r.build is not None:
             from toolkit.compliance._param_readers import BUILDERS
 
-            groups = state.setdefault("groups", set())
             if gate and r.group not in groups:
-                found = list(re.finditer(kind.fill(r.cue or ""), body, flags=re.I))
+                found = _cue_matches(kind.fill(r.cue or ""), body, r.search)
                 said = [BUILDERS[r.build](body, m, out, state) for m in (found[:1] if r.occurrence == "first" else found)]
                 if found and r.group is not None:
                     groups.add(r.group)
@@ -414,7 +454,7 @@ def run_stage(stage: str, body: str, out: list) -> dict:
             continue
         if r.cue is None:
             if gate and r.emit is not None:
-                out.append(r.emit.build(body))
+                _fired(r, state, out, r.emit.build(body))
                 if r.final:
                     return state
             continue
@@ -425,7 +465,10 @@ def run_stage(stage: str, body: str, out: list) -> dict:
             ok = ({"negated": neg, "affirmed": not neg, "any": True}[r.when] or extra or
                   any(n.hit(body, pos) for n in r.or_near)) and all(n.hit(body, pos) for n in r.near)
             if ok and gate and r.emit is not None:
-                out.append(r.emit.build(body, neg, pos))
+                check = r.emit.build(body, neg, pos, _match_at(kind, r, body, pos) if r.emit.capture else None)
+                if check is None:
+                    continue
+                _fired(r, state, out, check)
                 fired = True
                 break
             if r.else_emit is not None and gate:
@@ -434,3 +477,28 @@ def run_stage(stage: str, body: str, out: list) -> dict:
         if r.final == "seen" and places or r.final == "fired" and fired or r.final == "emitted" and out:
             return state
     return state
+
+
+def _fired(r: CueRule, state: dict, out: list, check) -> None:
+    """An emit rule fired: the checks it supersedes leave ``out``, its check joins, its group is decided
+    and the generic checks it names are dropped."""
+    if r.supersedes:
+        out[:] = [c for c in out if type(c).__name__ not in r.supersedes and getattr(c, "label", None) not in r.supersedes]
+    out.append(check)
+    if r.group is not None:
+        state["groups"].add(r.group)
+    if r.drop:
+        state.setdefault("drop", set()).update(r.drop)
+
+
+def read_kinds(text: str) -> tuple[list, set[str]]:
+    """Checks for the kinds a preference text names, and the labels of generic checks they supersede.
+
+    The kinds whose recognition is one trigger (``recognise`` in their files) come first, then the cue
+    rules of stage ``kinds`` in their order, whose builders read parameters
+    (:mod:`toolkit.compliance._kind_builders`)."""
+    import toolkit.compliance._kind_builders  # noqa: F401  (registers the builders)
+
+    out, drop = recognise_data(text)
+    state = run_stage("kinds", text.replace("\u2019", "'"), out, {"text": text})
+    return out, drop | state.get("drop", set())

@@ -1,7 +1,7 @@
 """Compiled checks: small predicates over a delivery that return a verdict with evidence.
 
 Each check is a frozen dataclass with ``evaluate(view) -> Finding``. The interpreter
-(:mod:`toolkit.simuser.interpreter`) builds them from preference text or a profile's ``check``.
+(:mod:`toolkit.compliance._interpreter`) builds them from preference text or a profile's ``check``.
 ``ask`` holds what the user wants instead, in the simulator's own words, for phrasing.
 """
 

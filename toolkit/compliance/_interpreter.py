@@ -9,7 +9,7 @@ kinds/*.yaml``, ``rules``), run stage by stage (:data:`_RULES`) by ``_catalogue_
 this module keeps the clause split, the shared negation-scope reading of a cue (:func:`cue_places`)
 and the named builders that turn a matched cue into checks. Conditions ("when ...", "unless ...")
 are split off. A preference
-with no recognisable cue compiles to :class:`~toolkit.simuser.checks.Unknown`, so the simulator
+with no recognisable cue compiles to :class:`~toolkit.compliance._checks.Unknown`, so the simulator
 stays silent and says why.
 """
 
@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from toolkit import text as tx
-from toolkit.compliance import _kinds as kinds
 from toolkit.compliance import _lexicons as lx
-from toolkit.compliance._catalogue_data import run_stage
+from toolkit.compliance._catalogue_data import read_kinds, run_stage
 from toolkit.compliance._checks import (
     ActionRule,
     Check,
@@ -40,6 +39,8 @@ from toolkit.compliance._checks import (
     matcher,
 )
 from toolkit.compliance._conditions import SYNONYMS, Conditional
+from toolkit.compliance._kind_builders import example_forbid
+from toolkit.compliance._kind_builders import quoted as quoted_terms
 from toolkit.compliance._param_readers import builder
 from toolkit.compliance._types import Rule
 
@@ -1064,7 +1065,7 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
     body = re.sub(r"(\bkeep\b[^.;]{0,60}?)\bto\s+(?=(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
                   r"(?:short\s+)?(?:sentences?|lines?|words?|paragraphs?|bullets?|bullet points?)\b)", r"\1at most ",
                   body, flags=re.I)
-    kind_checks, drop = kinds.recognise(text)
+    kind_checks, drop = read_kinds(text)
     run_stage("forbid_verbs", body, kind_checks)
     out: list[Check] = []
     for rule in _RULES:
@@ -1080,7 +1081,7 @@ def _compile_main(text: str) -> tuple[tuple[Check, ...], list[str], list[str]]:
         if not out and state.get("gated"):
             out.append(Unknown(reason=state["gated"][0]))
     if not any(isinstance(c, Forbid) and c.label == "the words you asked me to avoid" for c in out):
-        ex = kinds.example_forbid(text)
+        ex = example_forbid(text)
         if ex is not None:
             out = [*out, ex]
     if not out:
@@ -1129,7 +1130,7 @@ def _superseded(c: Check, drop: set[str], text: str) -> bool:
     if "*char_limit*" in drop and isinstance(c, MaxCount) and c.unit == "characters":
         return True
     if "*quoted*" in drop and isinstance(c, Forbid):
-        quoted = {tx.stem(w) for q in kinds._quoted(text) for w in tx.words(q)}
+        quoted = {tx.stem(w) for q in quoted_terms(text) for w in tx.words(q)}
         return bool(quoted & set(tx.stems_of(c.label))) or bool(re.match(r"(words?|phrases?)\b", c.label))
     return False
 
