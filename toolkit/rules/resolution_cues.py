@@ -58,12 +58,19 @@ def stem(word: str) -> str:
 PHRASES: tuple[tuple[re.Pattern, str], ...] = _T["phrases"]
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens (known multiword names folded into one)."""
+@lru_cache(maxsize=1 << 16)
+def _folded(text: str) -> str:
+    """``text`` lower-cased with known multiword names folded into one token (memoised: the
+    same rules are read against many corrections, and the folding runs every phrase pattern)."""
     low = text.lower()
     for pat, rep in PHRASES:
         low = pat.sub(rep, low)
-    return _WORD.findall(low)
+    return low
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (known multiword names folded into one)."""
+    return _WORD.findall(_folded(text))
 
 
 #: concept -> (pole A words, pole B words); words in different poles of one concept conflict
@@ -100,10 +107,7 @@ _FAILS = _T["fails"]
 
 def stance(text: str) -> dict[str, set[int]]:
     """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
-    low = text.lower()
-    for pat, rep in PHRASES:
-        low = pat.sub(rep, low)
-    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", low)
+    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", _folded(text))
     asked: dict[str, set[int]] = {}
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
