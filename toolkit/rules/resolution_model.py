@@ -122,7 +122,7 @@ class CaseFeatures:
 
 def prefetch(records: Sequence[ResolutionInput], embedder: str = DEFAULT_EMBEDDER) -> int:
     """Embed every text the resolver will compare for ``records`` in one call (corrections, their
-    clauses, each rule's sentence, conditions and exceptions), so a cold fit encodes
+    clauses, each rule's sentence, behaviour, conditions and exceptions), so a cold fit encodes
     them in a few large batches instead of thousands of small look-ups, one per case and library
     (the grown libraries repeat the same rules). Returns the number of distinct texts."""
     from toolkit.rules.resolution_semantic import rule_sentence
@@ -131,7 +131,8 @@ def prefetch(records: Sequence[ResolutionInput], embedder: str = DEFAULT_EMBEDDE
     for rec in records:
         texts.update(dict.fromkeys([rec.correction, *split_segments(rec.correction)]))
         for r in rec.library:
-            texts.update(dict.fromkeys([rule_sentence(r), *r.conditions, *r.exceptions]))
+            texts.update(dict.fromkeys([rule_sentence(r), r.behavior, *r.conditions,
+                                        *r.exceptions]))
     embed(list(texts), embedder)
     return len(texts)
 

@@ -6,10 +6,8 @@ distractors; a narrowing names the rule's topic and a condition or project it do
 a new requirement is near an existing rule but brings content the rule does not hold. So beside
 the cosine of the correction to the rule's sentence, each pair gets:
 
-- the cosine of the correction's best clause to the rule's conditions and exceptions (a
-  restatement of an exception is found through the exception); the cosine to the behaviour alone
-  was dropped (2026-12-02): out of fold on 512 development cases it changed nothing (432/379
-  without it against 430/377 with it, batch folds) and cost a fifth of the cold fit's encoding;
+- the cosine of the correction's best clause to the rule's behaviour alone and to its conditions
+  and exceptions (a restatement of an exception is found through the exception);
 - the rule's standing in its library: the margin of its similarity over the best *other* rule and
   its z-score among all rules (a target stands out; a related distractor does not);
 - whether the rule's project is named in the correction, or another project of the library is;
@@ -38,7 +36,7 @@ from toolkit.text._context import find_modifiers
 #: names of the pair-feature columns (the target model's inputs, in order)
 PAIR_COLUMNS: tuple[str, ...] = (
     "cos_whole", "cos_best_clause", "gap_to_best", "is_top", "inv_rank", "lexical_overlap",
-    "grammar_target", "cos_conditions", "margin_over_others", "z_in_library",
+    "grammar_target", "cos_behavior", "cos_conditions", "margin_over_others", "z_in_library",
     "own_project_named", "other_project_named", "novelty", "rule_is_prohibition",
     "polarity_flip",
 )
@@ -77,8 +75,10 @@ def pair_matrix(correction: str, queries: Sequence[str], library: Sequence[Rule]
         return np.zeros((0, len(PAIR_COLUMNS)), dtype=np.float32)
     qv = embed(list(queries), embedder)
     rv = embed([rule_sentence(r) for r in library], embedder)
+    bv = embed([r.behavior for r in library], embedder)
     sims = qv @ rv.T
     whole, best = sims[0], sims.max(axis=0)
+    beh = (qv @ bv.T).max(axis=0)
     cond = np.zeros(n, dtype=np.float32)
     for j, r in enumerate(library):
         extra = [*r.conditions, *r.exceptions]
@@ -111,12 +111,12 @@ def pair_matrix(correction: str, queries: Sequence[str], library: Sequence[Rule]
     flip = np.abs(prohib - neg_c)
     g_t = np.array([float(r.id in grammar_targets) for r in library])
     return np.stack([whole, best, best - s1, (rank == 0).astype(float), 1.0 / (1.0 + rank), lex,
-                     g_t, cond, margin, z, own, other, novelty, prohib, flip],
+                     g_t, beh, cond, margin, z, own, other, novelty, prohib, flip],
                     axis=1).astype(np.float32)
 
 
 #: case-level columns read off the pair matrix of the most similar rule (the operation model's)
-TOP_COLUMNS: tuple[str, ...] = ("margin_over_others", "z_in_library",
+TOP_COLUMNS: tuple[str, ...] = ("margin_over_others", "z_in_library", "cos_behavior",
                                 "cos_conditions", "own_project_named", "other_project_named",
                                 "novelty", "rule_is_prohibition", "polarity_flip")
 
