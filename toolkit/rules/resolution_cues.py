@@ -13,7 +13,6 @@ from functools import lru_cache
 
 from toolkit.rules.cues import parse_cues
 from toolkit.text import load_table
-from toolkit.text import stem as _shared_stem
 
 _T = load_table("resolution/cues")  # toolkit/resources/resolution/cues.yaml
 
@@ -25,10 +24,34 @@ STOP = _T["stop"]
 WEAK = _T["weak"]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """The shared text layer's stemmer (:func:`toolkit.text.stem`), quotes and hyphens at the
-    word's ends stripped first (resolution's tokens keep inner hyphens and apostrophes)."""
-    return _shared_stem(word.strip("'-"))
+    """A light suffix stripper so that ``commits``/``committing``/``commit`` meet."""
+    w = word.lower().strip("'-")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3:
+        return w
+    for suf, rep, minlen in (
+        ("ies", "y", 5),
+        ("ing", "", 6),
+        ("ed", "", 5),
+        ("ly", "", 6),
+        ("es", "", 5),
+        ("s", "", 4),
+    ):
+        if w.endswith(suf) and len(w) >= minlen:
+            if suf == "es" and not re.search(r"(ss|x|ch|sh|z)es$", w):
+                continue
+            if suf == "s" and w.endswith(("ss", "us")):
+                continue
+            w = w[: -len(suf)] + rep
+            if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            if suf in ("ing", "ed") and re.search(r"[aeiou][^aeiou]ick$", w):
+                w = w[:-1]  # panicking -> panic, mimicked -> mimic (the k is added to spell it)
+            break
+    return w
 
 
 #: multiword names folded into one token before matching
