@@ -237,3 +237,39 @@ def test_a_near_verbatim_restatement_is_reuse_of_its_rule() -> None:
     for rec, res in zip(recs, resolve_learned(recs), strict=True):
         assert [(p.op, p.target) for p in res.proposals] == [("reuse", cases[rec.correction])], (
             rec.correction, res.dropped)
+
+
+def test_the_pairwise_reranker_follows_the_estimator_contract() -> None:
+    X, _, t = _toy()
+    tm = TargetModel(C=0.1, random_state=0, pairwise=True)
+    assert not hasattr(tm, "model_")
+    assert tm.fit(X, t) is tm
+    ranked = tm.rank(X)
+    # P(target) is a distribution over the case's library (a conditional logit)
+    assert all(abs(sum(p for _, p in r) - 1.0) < 1e-6 for r in ranked)
+    hits = [r[0][0] == g for r, g in zip(ranked, t, strict=True) if g is not None]
+    assert np.mean(hits) > 0.9
+    assert ranked == clone(tm).fit(X, t).rank(X)
+    assert tm.model_.fit_intercept is False  # differences within a case: no intercept
+
+
+def test_batch_folds_keep_each_batch_in_one_fold() -> None:
+    from toolkit.rules.resolution_model import _folds
+
+    groups = [f"firstcontact/w{b}:w{b}-r{i:02d}" for b in (1, 2, 6, 7, 9) for i in range(4)]
+    folds = _folds([g.split(":")[0] for g in groups], 3)
+    where = {}
+    for f, idx in enumerate(folds):
+        for i in idx:
+            where.setdefault(groups[i].split(":")[0], set()).add(f)
+    assert all(len(v) == 1 for v in where.values())
+    assert sorted(i for idx in folds for i in idx) == list(range(len(groups)))
+
+
+def test_the_new_development_batches_are_development_data() -> None:
+    assert "firstcontact/w18" in DEV_BATCHES and "firstcontact/w20" in DEV_BATCHES
+    from toolkit.paper import fixtures_dir
+
+    for b in ("w18", "w20"):
+        for f in ("resolution.jsonl", "resolution.gold.jsonl"):
+            assert role_of(fixtures_dir() / "resolution" / "firstcontact" / b / f) == "development"

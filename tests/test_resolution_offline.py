@@ -181,3 +181,37 @@ def test_paraphrased_restatement_and_placement_wording() -> None:
     blank = [Rule(id="m", behavior="Use one blank line between methods")]
     # "before a return statement" places the line; it is not a trigger for the methods rule
     assert _ops("Always put a blank line before a return statement.", blank) == [("add", None)]
+
+
+def test_memoised_overlap_is_the_plain_computation() -> None:
+    """The term-set totals are memoised (the cold fit's cost); the values are exactly those of a
+    fresh computation, with and without a library's term weights."""
+    import math
+
+    from toolkit.rules.resolution_cues import concept_of, term_weight
+    from toolkit.rules.rule_index import TermWeights, _terms, overlap
+
+    def plain(q: str, t: str, w) -> float:  # noqa: ANN001
+        a, b = _terms(q), _terms(t)
+        if not a or not b:
+            return 0.0
+        w = w or term_weight
+        shared = a & b
+        literal = {concept_of(x) for x in shared if not x.startswith("@")}
+        common = math.fsum(w(x) * (0.5 if x.startswith("@") and x[1:] in literal else 1.0)
+                           for x in shared)
+        if common == 0:
+            return 0.0
+        pq, pt = common / math.fsum(w(x) for x in a), common / math.fsum(w(x) for x in b)
+        return 2 * pq * pt / (pq + pt)
+
+    rules = [Rule(id="a", behavior="Keep commit messages under 72 characters"),
+             Rule(id="b", behavior="Use tabs for indentation", conditions=["in Makefiles"])]
+    w = TermWeights.for_rules(rules)
+    pairs = [("commit subjects stay short, under 72", "Keep commit messages under 72 characters"),
+             ("indent with tabs in the Makefile", "Use tabs for indentation in Makefiles"),
+             ("write more tests", "Use tabs for indentation")]
+    for _ in range(2):  # the second round reads the memo
+        for q, t in pairs:
+            assert overlap(q, t) == plain(q, t, None)
+            assert overlap(q, t, w) == plain(q, t, w)

@@ -157,14 +157,15 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
         sel = fit.selection
         rows += fc.resolution_role_rows(
             "development", "dev + dev2 + " + " + ".join(DEV_BATCHES) + " (as written; small "
-            "libraries also grown to 60), out of fold (8 case-grouped folds)",
+            "libraries also grown to 60), out of fold (8 batch-grouped folds)",
             sel.oof_groups or {}, recorded=None)
         text.append(
             f"Learned resolver ({first}): C={sel.C:g}, vector weight {sel.vector_weight:g}, word "
             f"n-gram weight {sel.ngram_weight:g}, abstention threshold {sel.threshold:.3f} (the "
             f"lowest at which out-of-fold answers are at least 80% right), target threshold "
-            f"{sel.target_threshold:.3f} (below it a targeted answer is unknown), chosen by "
-            f"case-grouped "
+            f"{sel.target_threshold:.3f} (below it a targeted answer is unknown), target model "
+            f"{'pairwise reranker' if sel.target_pairwise else 'pointwise'} at C={sel.target_C:g}, "
+            f"chosen by batch-grouped "
             f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
             f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
             f"unknown {sel.oof_unknown}. Training-only restatement rows (each development reuse "

@@ -209,7 +209,13 @@ _PROJECTS: tuple[str, ...] = ("atlas", "billing-api", "web-ui", "ingest", "docs-
 
 
 def distractor_pool() -> list[Rule]:
-    """Every distractor the grammar yields: each base rule plain, conditioned, excepted, scoped."""
+    """Every distractor the grammar yields: each base rule plain, conditioned, excepted, scoped
+    (built once per process; each call returns a new list of the same rules)."""
+    return list(_pool())
+
+
+@cache
+def _pool() -> tuple[Rule, ...]:
     pool: list[Rule] = []
     n = 0
     for d_i, (_, bases) in enumerate(BASE_RULES.items()):
@@ -230,7 +236,7 @@ def distractor_pool() -> list[Rule]:
             for v in variants:
                 n += 1
                 pool.append(v.model_copy(update={"id": f"dx{n:03d}"}))
-    return pool
+    return tuple(pool)
 
 
 @cache
@@ -241,12 +247,14 @@ def _background_weights():  # noqa: ANN202 - a TermWeights
     return TermWeights.for_rules([])
 
 
-def _too_close(rule: Rule, record: ResolutionInput) -> bool:
-    """A pool rule that restates the case's rules or the correction is not a distractor."""
+def _too_close(rule: Rule, record: ResolutionInput, own: Sequence[str] | None = None) -> bool:
+    """A pool rule that restates the case's rules or the correction is not a distractor
+    (``own``: the texts of the case's rules, when the caller has them already)."""
     w = _background_weights()
     text = rule_text(rule)
+    own = [rule_text(r) for r in record.library] if own is None else own
     return overlap(record.correction, text, w) >= 0.4 or any(
-        overlap(rule_text(r), text, w) >= 0.5 for r in record.library
+        overlap(t, text, w) >= 0.5 for t in own
     )
 
 
@@ -262,7 +270,8 @@ def grow_library(
     shuffled by ``order``."""
     own = list(record.library)
     need = max(0, size - len(own))
-    pool = [p for p in (pool or distractor_pool()) if not _too_close(p, record)]
+    own_texts = [rule_text(r) for r in own]
+    pool = [p for p in (pool or distractor_pool()) if not _too_close(p, record, own_texts)]
     taken = {r.id for r in own}
     pool = [p for p in pool if p.id not in taken]
     if need > len(pool):

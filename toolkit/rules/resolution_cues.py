@@ -58,12 +58,19 @@ def stem(word: str) -> str:
 PHRASES: tuple[tuple[re.Pattern, str], ...] = _T["phrases"]
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens (known multiword names folded into one)."""
+@lru_cache(maxsize=1 << 16)
+def _folded(text: str) -> str:
+    """``text`` lower-cased with known multiword names folded into one token (memoised: the
+    same rules are read against many corrections, and the folding runs every phrase pattern)."""
     low = text.lower()
     for pat, rep in PHRASES:
         low = pat.sub(rep, low)
-    return _WORD.findall(low)
+    return low
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (known multiword names folded into one)."""
+    return _WORD.findall(_folded(text))
 
 
 #: concept -> (pole A words, pole B words); words in different poles of one concept conflict
@@ -100,10 +107,7 @@ _FAILS = _T["fails"]
 
 def stance(text: str) -> dict[str, set[int]]:
     """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
-    low = text.lower()
-    for pat, rep in PHRASES:
-        low = pat.sub(rep, low)
-    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", low)
+    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", _folded(text))
     asked: dict[str, set[int]] = {}
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
@@ -192,7 +196,6 @@ RETRACT = _T["retract"]
 REPLACE = _T["replace"]
 RESTATE = _T["restate"]
 
-_SCOPE_WORDS = _T.entry("scope_nouns").pattern or ""  # one group: (project|repo|...)
 PROJECT = _T["project"]
 GLOBAL = _T["global"]
 CONDITION = _T["condition"]
@@ -229,10 +232,10 @@ def _project_name(text: str) -> str | None:
     m = PROJECT.search(text)
     if not m:
         return None
-    named = re.search(rf"\b(?:in|for|within|to) (?:the )?([\w.\-]+) {_SCOPE_WORDS}\b", text, re.I)
+    named = _NAMED_BEFORE.search(text)
     if named and named.group(1).lower() not in ("this", "that", "our", "the", "my", "your"):
         return named.group(1)
-    named = re.search(rf"\b(?:in|for) {_SCOPE_WORDS} ([\w.\-]+)", text, re.I)
+    named = _NAMED_AFTER.search(text)
     if named and named.group(2).lower() not in STOP:
         return named.group(2)
     return "this"
@@ -270,11 +273,16 @@ def clean_behavior(text: str) -> str:
             out = out[m.end() :]
         out = _LEAD.sub("", out)
     out = _TRAIL.sub("", out).strip(" ,.;:!")
-    out = re.sub(r"^(please|kindly)\s+", "", out, flags=re.I)
+    out = _POLITE.sub("", out)
     return out[:1].upper() + out[1:] if out else text.strip(" .")
 
 
 _PLACED = _T["placed"][0]
+_NAMED_BEFORE = _T["project_named_before"]  # group 1: the name
+_NAMED_AFTER = _T["project_named_after"]  # group 2: the name
+_POLITE = _T["politeness_lead"]
+_PLACEMENT = _T["placement_lead"]
+_TRY = _T.entry("try_construct").pattern or ""  # the exception clause's text follows it
 
 
 @lru_cache(maxsize=4096)
@@ -285,7 +293,7 @@ def segment_cues(text: str) -> SegmentCues:
     conds = _add_clause(_clauses(CONDITION, text), shared.condition)
     excs = _add_clause(_clauses(EXCEPTION, text), shared.exception)
     # "try/except" names a construct, not an exception to the rule
-    excs = tuple(e for e in excs if not re.search(r"\btry\s*[/\-]?\s*" + re.escape(e), text, re.I))
+    excs = tuple(e for e in excs if not re.search(_TRY + re.escape(e), text, re.I))
     conds = tuple(c for c in conds if not any(c in e or e in c for e in excs))
     # a leading "When X, do Y" keeps only "When X"; lasting markers are not part of a condition
     conds = tuple(
@@ -303,7 +311,7 @@ def segment_cues(text: str) -> SegmentCues:
         c
         for c in conds
         if not (
-            re.match(r"(before|after|above|below) (a|an|the|each|every)\b", c, re.I)
+            _PLACEMENT.match(c)
             and re.search(_PLACED + re.escape(c), text, re.I)
         )
     )

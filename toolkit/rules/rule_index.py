@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from toolkit.records import Rule
@@ -89,6 +89,9 @@ class TermWeights:
 
     n: int
     df: dict[str, int]
+    #: memo of each term's weight and of each term set's total (the weights never change once
+    #: built, so the memo returns exactly what a fresh computation would)
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def for_rules(cls, rules: Sequence[Rule]) -> TermWeights:
@@ -100,8 +103,23 @@ class TermWeights:
         return cls(n + len(rules), dict(df))
 
     def __call__(self, term: str) -> float:
-        idf = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
-        return term_weight(term) * idf
+        hit = self._memo.get(term)
+        if hit is None:
+            idf = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+            hit = self._memo[term] = term_weight(term) * idf
+        return hit
+
+    def total(self, terms: frozenset[str]) -> float:
+        """The exactly rounded sum of the weights of ``terms`` (memoised per term set)."""
+        hit = self._memo.get(terms)
+        if hit is None:
+            hit = self._memo[terms] = math.fsum(self(x) for x in terms)
+        return hit
+
+
+@cache
+def _default_total(terms: frozenset[str]) -> float:
+    return math.fsum(term_weight(x) for x in terms)
 
 
 def overlap(query: str, text: str, weights: TermWeights | None = None) -> float:
@@ -118,6 +136,10 @@ def overlap(query: str, text: str, weights: TermWeights | None = None) -> float:
                        for x in shared)
     if common == 0:
         return 0.0
-    pq = common / math.fsum(w(x) for x in q)
-    pt = common / math.fsum(w(x) for x in t)
+    # the totals are memoised per term set (a library's rules and the distractor pool are
+    # compared with many corrections): the same exactly rounded sums, computed once
+    if weights is None:
+        pq, pt = common / _default_total(q), common / _default_total(t)
+    else:
+        pq, pt = common / weights.total(q), common / weights.total(t)
     return 2 * pq * pt / (pq + pt)
