@@ -392,14 +392,26 @@ _ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin
                     "title": 'gh pr create --title "{v}"'}
 
 
+#: the tool a rule names for a field ("the deploy tool", "every publish call")
+_TOOL_NAME = re.compile(r"[`\"']?(?P<tool>[A-Za-z][\w\-]*)[`\"']?\s+(?:tool|call|request|invocation)s?\b",
+                        re.IGNORECASE)
+
+
 def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") -> EvidenceRecord:
     """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
     if chk.target == "action":
         tmpl = _ACTION_COMMANDS.get(chk.field)
         if chk.field == "branch" and re.search(r"\bcommit", rule_text, re.IGNORECASE):
             tmpl = None  # a commit's branch is an argument of the commit action
-        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else \
-            {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
+        if tmpl:
+            act: dict[str, Any] = {"tool": "shell", "command": tmpl.format(v=value)}
+        elif chk.field in ("branch", "message"):  # an argument of the commit action
+            act = {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
+        else:  # a tool call: its arguments live under ``args`` (where FieldEquals reads them first)
+            m = _TOOL_NAME.search(rule_text)
+            name = m.group("tool").lower() if m else "tool"
+            act = {"tool": "tool" if name in ("the", "a", "an", "every", "each", "any", "all") else name,
+                   "args": {chk.field: value}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
         return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
