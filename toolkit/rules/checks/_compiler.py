@@ -609,9 +609,12 @@ class OfflineCompiler:
             from toolkit.rules.checks._spec import element_targets
 
             targets = element_targets(rule)
-        if not targets:
-            return Proposal("guidance", None, reason="names no action, artifact or reply to check")
+        placeless = not targets
+        if placeless:  # names no place (minutes, a proposal, an ingredient list): whatever is
+            targets = ("artifact", "reply")  # delivered, the reply and the files written, is read
         spec = _semantic_check(rule, rd, targets)
+        if placeless:
+            spec = replace(spec, target="artifact", evidence={"delivery": ["reply", "artifacts"]})
         ins = _instance(spec.subject) or (_own_instance(rule.behavior, spec.subject) if rd.polarity == "forbid" else None)
         where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
         if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows
