@@ -231,3 +231,15 @@ def test_tool_arguments_are_read_where_the_case_builder_puts_them():
         c = compile_rules([Rule(id="x", behavior=text)])[0]
         assert c.outcome == "programmatic" and c.check.field == field and c.check.target == "action", (c.reason,)
         assert c.rounds[-1].accepted
+
+
+def test_names_a_rule_puts_in_json_render_as_the_objects_keys():
+    """A conditional JSON rule (not programmatic: it has a scope) gets compliant cases whose JSON
+    object carries the rule's names as keys, not calls of functions named like them."""
+    from toolkit.rules.checks import compile_rules
+
+    rule = Rule(id="j", behavior="For shipping questions, reply with JSON holding `weight` and `zone`.",
+                scope="project:parcel-desk")
+    c = compile_rules([rule])[0]
+    shown = [cs.evidence.reply or "" for r in c.rounds for cs in r.proposal.cases if cs.expected == "pass"]
+    assert any('"weight"' in s and '"zone"' in s for s in shown), shown

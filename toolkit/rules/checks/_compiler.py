@@ -488,6 +488,10 @@ def _is_command(text: str) -> bool:
     return bool(res.semantic().command_head.search(text.strip()))
 
 
+#: a rule that places its names in a JSON object (their rendering is then a JSON object's keys)
+_JSON_PLACE = re.compile(r"\bjson\b", re.IGNORECASE)
+
+
 def _element_code(el: Any, path: str) -> str:
     """A line of code (or text) that uses an element, in the file's language."""
     from toolkit.rules.checks._spec import concepts
@@ -537,7 +541,11 @@ def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_for
             lines.append(_element_code(e, path))
         elif e.kind.startswith("concept:"):
             lines.append(concepts().concepts[e.kind.split(":", 1)[1]].plain)
-    if show_required:
+    keys = [e.text for e in sp.required if re.fullmatch(r"[A-Za-z_][\w\-]*", e.text)]
+    if show_required and keys and _JSON_PLACE.search(rule.behavior):  # names the rule puts in JSON are its keys
+        lines.append(json.dumps({k: "..." for k in keys}))
+        lines += [_element_code(e, path) for e in sp.required if e.text not in keys]
+    elif show_required:
         lines += [_element_code(e, path) for e in sp.required]
     if not lines:
         lines.append("value = compute(total)")
