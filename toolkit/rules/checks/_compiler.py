@@ -395,6 +395,9 @@ _ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin
 #: the tool a rule names for a field ("the deploy tool", "every publish call")
 _TOOL_NAME = re.compile(r"[`\"']?(?P<tool>[A-Za-z][\w\-]*)[`\"']?\s+(?:tool|call|request|invocation)s?\b",
                         re.IGNORECASE)
+#: the tool an argument belongs to ("the `mode` argument of send_email")
+_ARG_OF = re.compile(r"\b(?:argument|arg|parameter|option)s?\s+(?:of|for|to)\s+[`\"']?(?P<tool>[A-Za-z][\w\-]*)",
+                     re.IGNORECASE)
 
 
 def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") -> EvidenceRecord:
@@ -408,10 +411,9 @@ def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") ->
         elif chk.field in ("branch", "message"):  # an argument of the commit action
             act = {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
         else:  # a tool call: its arguments live under ``args`` (where FieldEquals reads them first)
-            m = _TOOL_NAME.search(rule_text)
-            name = m.group("tool").lower() if m else "tool"
-            act = {"tool": "tool" if name in ("the", "a", "an", "every", "each", "any", "all") else name,
-                   "args": {chk.field: value}}
+            stop = ("the", "a", "an", "every", "each", "any", "all", "your")
+            names = [m.group("tool").lower() for rx in (_TOOL_NAME, _ARG_OF) for m in rx.finditer(rule_text)]
+            act = {"tool": next((n for n in names if n not in stop), "tool"), "args": {chk.field: value}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
         return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
