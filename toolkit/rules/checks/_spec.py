@@ -472,7 +472,9 @@ class SpecJudge:
     # 0.65 0.712, 0.7 0.712, 0.75 0.696; the threshold of the highest CV balanced accuracy instead
     # of a precision floor 0.708; boosted trees 0.699 (none kept: within noise, the features are the
     # limit, out-of-fold AUC 0.73 on the items the policy leaves to the model). The debug-output kind
-    # in concepts.yaml (print statements, console.log, IO.inspect left in code): 0.712 -> 0.735.
+    # in concepts.yaml (print statements, console.log, IO.inspect left in code): 0.712 -> 0.735;
+    # "the `X` argument of <tool>" read as a programmatic field: 0.739. Tried, not kept: commands a
+    # ban clause lists in parentheses ("(rm -rf, cargo flash)") as code elements: 0.736.
     C: float = 1.0
     min_precision: float = 0.7
     unknown_band: float = 0.0
