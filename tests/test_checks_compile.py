@@ -211,3 +211,35 @@ def test_reviewer_own_readings_of_counts_json_keys_literals_and_commands():
     assert command_given(cmd, make_evidence("delivery", "t", reply="Ran `pytest -q tests/`: green.")) == "pass"
     assert command_given(cmd, make_evidence("delivery", "t", reply="All tests pass.")) == "violation"
     assert command_given(Rule(id="n", behavior="Be brief."), make_evidence("delivery", "t", reply="x")) is None
+
+
+def test_tool_arguments_are_read_where_the_case_builder_puts_them():
+    """A tool call's arguments live under ``args``; the call's name (``tool``) is not an argument.
+    The old check read the envelope first, so its own compliant case failed (w19, read after its
+    first-contact score: a deploy-tool argument rule fell to guidance)."""
+    from toolkit.rules.checks import FieldEquals, compile_rules
+
+    chk = FieldEquals(target="action", field="tool", value="ruff")
+    ev = lambda a: make_evidence("pre_action", "t", action=a)  # noqa: E731
+    assert chk.run(ev({"tool": "lint", "args": {"tool": "ruff"}})).label == "pass"
+    assert chk.run(ev({"tool": "lint", "args": {"tool": "flake8"}})).label == "violation"
+    assert chk.run(ev({"tool": "shell", "command": "ls"})).label == "not_applicable"
+    env = FieldEquals(target="action", field="environment", value="staging")
+    assert env.run(ev({"tool": "deploy", "args": {"environment": "staging"}})).label == "pass"
+    for text, field in (("The `tool` argument of every lint call must be `ruff`.", "tool"),
+                        ("The `timeout` parameter of the fetch tool must be `30s`.", "timeout")):
+        c = compile_rules([Rule(id="x", behavior=text)])[0]
+        assert c.outcome == "programmatic" and c.check.field == field and c.check.target == "action", (c.reason,)
+        assert c.rounds[-1].accepted
+
+
+def test_names_a_rule_puts_in_json_render_as_the_objects_keys():
+    """A conditional JSON rule (not programmatic: it has a scope) gets compliant cases whose JSON
+    object carries the rule's names as keys, not calls of functions named like them."""
+    from toolkit.rules.checks import compile_rules
+
+    rule = Rule(id="j", behavior="For shipping questions, reply with JSON holding `weight` and `zone`.",
+                scope="project:parcel-desk")
+    c = compile_rules([rule])[0]
+    shown = [cs.evidence.reply or "" for r in c.rounds for cs in r.proposal.cases if cs.expected == "pass"]
+    assert any('"weight"' in s and '"zone"' in s for s in shown), shown

@@ -392,14 +392,28 @@ _ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin
                     "title": 'gh pr create --title "{v}"'}
 
 
+#: the tool a rule names for a field ("the deploy tool", "every publish call")
+_TOOL_NAME = re.compile(r"[`\"']?(?P<tool>[A-Za-z][\w\-]*)[`\"']?\s+(?:tool|call|request|invocation)s?\b",
+                        re.IGNORECASE)
+#: the tool an argument belongs to ("the `mode` argument of send_email")
+_ARG_OF = re.compile(r"\b(?:argument|arg|parameter|option)s?\s+(?:of|for|to)\s+[`\"']?(?P<tool>[A-Za-z][\w\-]*)",
+                     re.IGNORECASE)
+
+
 def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") -> EvidenceRecord:
     """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
     if chk.target == "action":
         tmpl = _ACTION_COMMANDS.get(chk.field)
         if chk.field == "branch" and re.search(r"\bcommit", rule_text, re.IGNORECASE):
             tmpl = None  # a commit's branch is an argument of the commit action
-        act = {"tool": "shell", "command": tmpl.format(v=value)} if tmpl else \
-            {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
+        if tmpl:
+            act: dict[str, Any] = {"tool": "shell", "command": tmpl.format(v=value)}
+        elif chk.field in ("branch", "message"):  # an argument of the commit action
+            act = {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
+        else:  # a tool call: its arguments live under ``args`` (where FieldEquals reads them first)
+            stop = ("the", "a", "an", "every", "each", "any", "all", "your")
+            names = [m.group("tool").lower() for rx in (_TOOL_NAME, _ARG_OF) for m in rx.finditer(rule_text)]
+            act = {"tool": next((n for n in names if n not in stop), "tool"), "args": {chk.field: value}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
         return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
@@ -476,6 +490,10 @@ def _is_command(text: str) -> bool:
     return bool(res.semantic().command_head.search(text.strip()))
 
 
+#: a rule that places its names in a JSON object (their rendering is then a JSON object's keys)
+_JSON_PLACE = re.compile(r"\bjson\b", re.IGNORECASE)
+
+
 def _element_code(el: Any, path: str) -> str:
     """A line of code (or text) that uses an element, in the file's language."""
     from toolkit.rules.checks._spec import concepts
@@ -525,7 +543,11 @@ def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_for
             lines.append(_element_code(e, path))
         elif e.kind.startswith("concept:"):
             lines.append(concepts().concepts[e.kind.split(":", 1)[1]].plain)
-    if show_required:
+    keys = [e.text for e in sp.required if re.fullmatch(r"[A-Za-z_][\w\-]*", e.text)]
+    if show_required and keys and _JSON_PLACE.search(rule.behavior):  # names the rule puts in JSON are its keys
+        lines.append(json.dumps({k: "..." for k in keys}))
+        lines += [_element_code(e, path) for e in sp.required if e.text not in keys]
+    elif show_required:
         lines += [_element_code(e, path) for e in sp.required]
     if not lines:
         lines.append("value = compute(total)")
@@ -597,9 +619,12 @@ class OfflineCompiler:
             from toolkit.rules.checks._spec import element_targets
 
             targets = element_targets(rule)
-        if not targets:
-            return Proposal("guidance", None, reason="names no action, artifact or reply to check")
+        placeless = not targets
+        if placeless:  # names no place (minutes, a proposal, an ingredient list): whatever is
+            targets = ("artifact", "reply")  # delivered, the reply and the files written, is read
         spec = _semantic_check(rule, rd, targets)
+        if placeless:
+            spec = replace(spec, target="artifact", evidence={"delivery": ["reply", "artifacts"]})
         ins = _instance(spec.subject) or (_own_instance(rule.behavior, spec.subject) if rd.polarity == "forbid" else None)
         where = {"action": "pre_action", "code": "artifact", "reply": "delivery"}.get(ins.where) if ins else None
         if where in spec.evidence and len(spec.evidence) > 1:  # a concrete instance says where it shows

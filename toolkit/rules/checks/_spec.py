@@ -468,6 +468,13 @@ class SpecJudge:
     # After merging issue 15's sixth pass (the reader's learned applicability model changes the
     # features), the same leave-one-batch-out at C=1: 0.85 0.691, 0.8 0.705, 0.75 0.721, 0.7 0.720,
     # 0.65 0.710, 0.6 0.707: 0.75 and 0.7 tie within one item, so 0.7 stays.
+    # With w19 as development (362 items, 8 sets), the same leave-one-batch-out at C=1: 0.6 0.719,
+    # 0.65 0.712, 0.7 0.712, 0.75 0.696; the threshold of the highest CV balanced accuracy instead
+    # of a precision floor 0.708; boosted trees 0.699 (none kept: within noise, the features are the
+    # limit, out-of-fold AUC 0.73 on the items the policy leaves to the model). The debug-output kind
+    # in concepts.yaml (print statements, console.log, IO.inspect left in code): 0.712 -> 0.735;
+    # "the `X` argument of <tool>" read as a programmatic field: 0.739. Tried, not kept: commands a
+    # ban clause lists in parentheses ("(rm -rf, cargo flash)") as code elements: 0.736.
     C: float = 1.0
     min_precision: float = 0.7
     unknown_band: float = 0.0

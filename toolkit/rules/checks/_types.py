@@ -240,9 +240,25 @@ def command_fields(command: str) -> dict[str, Any]:
     return out
 
 
-def _find_field(obj: Any, name: str) -> Any:
+#: keys of an action's envelope: they name the call (``tool``) or carry its shell line
+#: (``command``); a tool's own arguments live under ``args`` (or ``arguments``/``params``)
+_ACTION_ARGS = ("args", "arguments", "params", "parameters", "input")
+
+
+def _find_field(obj: Any, name: str, action: bool = False) -> Any:
     """A field by dotted path, anywhere in nested dicts (tool arguments are often nested), or
-    carried by the action's shell ``command`` (:func:`command_fields`)."""
+    carried by the action's shell ``command`` (:func:`command_fields`). For an ``action`` a tool
+    call's arguments are read before its envelope, and the envelope's ``tool`` (the call's name)
+    is never an argument: in ``{"tool": "deploy", "args": {"tool": "x"}}`` the argument ``tool``
+    is ``x``, and ``{"tool": "shell", "command": "ls"}`` has no argument ``tool``."""
+    if action and isinstance(obj, dict):
+        for key in _ACTION_ARGS:
+            if isinstance(obj.get(key), dict):
+                v = _find_field_dict(obj[key], name)
+                if v is not _MISSING:
+                    return v
+        if name == "tool":
+            return _MISSING
     v = _find_field_dict(obj, name)
     if v is _MISSING and isinstance(obj, dict) and isinstance(obj.get("command"), str):
         v = command_fields(obj["command"]).get(name.split(".")[-1], _MISSING)
@@ -300,7 +316,7 @@ class FieldEquals(Check):
         if self.target == "action":
             if ev.action is None:
                 return Judgment("unknown", "the pre-action evidence carries no action", (), "programmatic")
-            v = _find_field(ev.action, self.field)
+            v = _find_field(ev.action, self.field, action=True)
             if v is _MISSING:
                 return Judgment("not_applicable", f"the action has no {self.field}", (), "programmatic")
             return self._verdict(str(v), "action", "")
