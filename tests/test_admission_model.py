@@ -158,3 +158,34 @@ def test_signal_detector_is_a_feature_not_a_veto() -> None:
     assert kept.decision == "persist" and not kept.signal and kept.reason == "model"
     local = _decide(rec, parse_cues(text), ("task_local", "model", probs), 0.2, 0.1)
     assert local.decision == "task_local" and local.reason == "no_signal"
+
+
+def test_batch_folds_keep_each_batch_whole() -> None:
+    """Folds grouped by batch (the part of a group before ':') never split a batch, so every scored
+    row is predicted by a model that never saw its writer; auxiliary rows are never scored."""
+    from toolkit.rules.admission_model import _folds
+
+    groups = ["dev:b1", "dev:b2", "dev2:b1", "firstcontact/w1:a", "firstcontact/w1:b",
+              "firstcontact/w2:a", "prefeval", "firstcontact/w3:c"]
+    scored = [True] * 6 + [False, True]
+    for k in (2, None):
+        folds = _folds(groups, scored, k, "batch")
+        seen = np.concatenate(folds)
+        assert sorted(seen.tolist()) == [0, 1, 2, 3, 4, 5, 7]
+        for f in folds:
+            batches = {groups[i].split(":")[0] for i in f}
+            for other in folds:
+                if other is not f:
+                    assert not batches & {groups[i].split(":")[0] for i in other}
+    assert len(_folds(groups, scored, None, "batch")) == 5
+
+
+def test_char_block_feeds_the_scope_and_conditional_heads() -> None:
+    X, data = _toy()
+    names = ["atlas-api", "Kestrel", "orbit_fw", "every file", "over 200 lines", "bar charts"]
+    X = Features(X.vectors, X.cues, tuple(f"in {names[i % 6]} keep it {i}" for i in range(len(X.cues))))
+    m = AdmissionModel(scope_char_weight=4.0, conditional_char_weight=8.0).fit(X, data)
+    assert hasattr(m.scope_, "chars_") and hasattr(m.conditional_, "chars_")
+    assert not hasattr(m.decision_, "chars_")
+    plain = AdmissionModel().fit(X, data)
+    assert not np.array_equal(m.scope_proba(X), plain.scope_proba(X))

@@ -199,10 +199,11 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
         sel = fit.selection
         n_dev = sel.oof_false_persist[1] + sel.oof_persist_recall[1]
         k = int(round(sel.oof_structural * n_dev))
-        from toolkit.rules.admission_model import DEV_BATCHES, DEV_SPLITS
+        from toolkit.rules.admission_model import DEV_BATCHES, DEV_SPLITS, FIT_FOLDS
 
         rows.append({"role": "development", "data": " + ".join([*DEV_SPLITS, *DEV_BATCHES])
-                     + ", out of fold (4 behaviour-grouped folds)", "n": n_dev, "structural": f"{k}/{n_dev}",
+                     + (f", out of fold ({FIT_FOLDS or 'one batch a fold,'} batch-grouped folds)" if sel.fold_by == "batch"
+                        else ", out of fold (4 behaviour-grouped folds)"), "n": n_dev, "structural": f"{k}/{n_dev}",
                      "structural_rate": k / n_dev if n_dev else None, "boot_low": None,
                      "boot_high": None,
                      "erroneous_persistence": "{}/{}".format(*sel.oof_false_persist),
@@ -213,8 +214,10 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
             f"Learned admitter ({first}): C={sel.C:g}, cue weight {sel.cue_weight:g}, word n-gram "
             f"weight {sel.ngram_weight:g} (scope head: cue weight "
             f"{sel.cue_weight if sel.scope_weights[0] is None else sel.scope_weights[0]:g}, n-gram weight "
-            f"{sel.ngram_weight if sel.scope_weights[1] is None else sel.scope_weights[1]:g}), persist "
-            f"threshold {sel.persist_threshold:.3f}, chosen by behaviour-grouped CV on development "
+            f"{sel.ngram_weight if sel.scope_weights[1] is None else sel.scope_weights[1]:g}; character "
+            f"n-gram weights: scope head {sel.char_weights[0]:g}, conditional head "
+            f"{sel.char_weights[1]:g}), persist "
+            f"threshold {sel.persist_threshold:.3f}, chosen by {sel.fold_by}-grouped CV on development "
             f"data only ({'; '.join(fit.corpora)}); out of fold: structural {k}/{n_dev}, "
             f"non-lasting persisted {sel.oof_false_persist[0]}/{sel.oof_false_persist[1]}, persist "
             f"recall {sel.oof_persist_recall[0]}/{sel.oof_persist_recall[1]}.")

@@ -11,7 +11,6 @@ without an exact quote from the message.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal
@@ -54,7 +53,7 @@ _SIGNAL = _T["signal"]
 _NON_SIGNAL = _T["non_signal"]
 # a polite request or suggestion voiced as a question still directs the agent
 _REQUEST_Q = _T["request_q"]
-_QUESTION_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_QUESTION_SPLIT = _T["question_split"]
 # a concrete artefact at hand: a file name, a line number, a named function call
 _CONCRETE = _T["concrete"]
 _ANAPHORA = _T["anaphora"]
@@ -64,7 +63,8 @@ _REJECT = _T["reject"]
 # clause start is looked up backwards. The old one-regex form ``([^,.;:!?]+?)\s+(?:is|are)...``
 # retried the lazy group from every position: quadratic (80 KB took 66 s).
 _ACCEPT_TAIL = _T["accept"]
-_CLAUSE_PUNCT = re.compile(r"[,.;:!?]")
+_CLAUSE_PUNCT = _T["clause_punct"]
+_CONTENT_WORD = _T["content_word"]
 
 
 def _accept_search(text: str) -> str | None:
@@ -153,7 +153,7 @@ def is_information_question(text: str) -> bool:
 
 
 def _content_words(s: str | None) -> list[str]:
-    return [w for w in re.findall(r"[a-z_][\w'-]*", (s or "").lower()) if w not in _CONTENT_STOP]
+    return [w for w in _CONTENT_WORD.findall((s or "").lower()) if w not in _CONTENT_STOP]
 
 
 def _resolve_reference(behavior: str | None, context: Sequence[Message] | None) -> str | None:

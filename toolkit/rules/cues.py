@@ -49,7 +49,27 @@ _DEICTIC = _T["deictic"]
 _PROJECT_SCOPE = _T["project_scope"]
 _GLOBAL_SCOPE = _T["global_scope"]
 # clause openers that introduce an activating condition (the rule fires only then)
-_CONDITION_OPENERS = _T["condition_openers"][0]
+# the opener of an activating clause (when / if / every time ..., and a fronted before / after)
+_CONDITION_OPENER = _T["condition_openers"]
+_WISH_OPENERS = _T["wish_openers"]
+_TIMING_OPENERS = _T["timing_openers"]
+_RECURRENCE_OPENERS = _T["recurrence_openers"]
+_HEDGEABLE_OPENERS = _T["hedgeable_openers"]
+_REPORT_OPENERS = _T["report_openers"]
+_HABIT_ADVERBS = _T["habit_adverbs"]
+_KEPT_IN_BEHAVIOUR = _T["kept_in_behaviour"]
+# punctuation and word shapes the grammar splits on (each a validated table entry too)
+_NEXT_WORD = _T["next_word"]
+_COLON_AHEAD = _T["colon_ahead"]
+_CLAUSE_BREAK_NEXT = _T["clause_break_next"]
+_CLAUSE_SPLIT = _T["clause_split"]
+_EXCEPTION_END = _T["exception_end"]
+_WHITESPACE_RUN = _T["whitespace_run"]
+_SPACE_BEFORE_PUNCT = _T["space_before_punct"]
+_BEHAVIOUR_WORD = _T["behaviour_word"]
+_CLAUSE_PUNCT = _T["clause_punct"]
+_WORD_RUN = _T["word_run"]
+_WORD_OR_APOSTROPHE = _T["word_or_apostrophe"]
 _FILE_NOUNS = _T["file_nouns"][0]
 _CONDITION_RESTRICT = _T["condition_restrict"][0]
 _EXCEPTION = _T["exception"][0]
@@ -78,7 +98,7 @@ _SAME_LENGTH = str.maketrans(
 #: how far back a cue looks for its sentence's start: scanning back to the sentence start for
 #: every cue was quadratic on long unpunctuated text (a 1 MB message); real sentences are shorter
 _LOOKBACK = 1000
-_SENT_SPLIT = re.compile(r"(?<=[.!?;:])\s+|(?<!\s)\s+[-\u2013\u2014]+\s+|\n+")
+_SENT_SPLIT = _T["sentence_split"]
 
 
 @dataclass(frozen=True)
@@ -210,7 +230,7 @@ def _is_fronted(text: str, pos: int, scoped: list[Span]) -> bool:
 def _fronted_clause_end(text: str, start: int, end: int) -> int:
     """Cut a comma-less fronted condition where the imperative main clause begins."""
     for m in _MAIN_VERB.finditer(text, start, end):
-        before = re.findall(r"[\w'/-]+", text[max(start, m.start() - _LOOKBACK) : m.start()])
+        before = _WORD_RUN.findall(text[max(start, m.start() - _LOOKBACK) : m.start()])
         if len(before) >= 2 and before[-1].lower() not in _SUBJECTS:
             return m.start()
     return end
@@ -227,37 +247,34 @@ def _condition(text: str, blocked: list[Span], lasting: list[Span]) -> Span | No
         return any(b.start <= i < b.end for b in blocked)
 
     scoped = [b for b in blocked if b.kind == "project"] + list(lasting)
-    opener = re.compile(
-        r"(?:^|(?<=[\s,;:(]))(?:" + _CONDITION_OPENERS + r"|before|after|prior to)\b", _F
-    )
-    for m in opener.finditer(text):
+    for m in _CONDITION_OPENER.finditer(text):
         if inside_blocked(m.start()):
             continue
         word = m.group(0).lower()
         rest = text[m.end() :]
         fronted = _is_fronted(text, m.start(), scoped)
         # "it'd be great if you ...": the if-clause is the wished-for behaviour, not a trigger
-        if word in {"if", "when"} and _WISH_BEFORE.search(text[: m.start()]):
+        if word in _WISH_OPENERS and _WISH_BEFORE.search(text[: m.start()]):
             continue
-        if word in {"before", "after", "prior to"} and (
+        if word in _TIMING_OPENERS and (
             not fronted
             or any(s.start <= m.start() < s.end for s in lasting)
-            or not re.match(r"\s+\w", rest)
+            or not _NEXT_WORD.match(rest)
             or _TIMING_NOT_TRIGGER.match(rest)
-            or re.match(r"[^,;.!?]*:", rest)
+            or _COLON_AHEAD.match(rest)
         ):
             continue
         # "once" as a count ("just once") and "if" inside "if you want" hedges are not activations
         if word == "once" and not _ONCE_TRIGGER_NEXT.match(rest):
             continue
-        if word in {"every time", "each time", "anytime", "any time"} and not (
+        if word in _RECURRENCE_OPENERS and not (
             _RECURRENCE_TRIGGER_NEXT.match(rest)
         ):
             continue
-        if word in {"when", "whenever", "if"} and _NOT_ACTIVATION_NEXT.match(rest):
+        if word in _HEDGEABLE_OPENERS and _NOT_ACTIVATION_NEXT.match(rest):
             continue
         end = _clause_end(text, m.end())
-        if fronted and not re.match(r"[,;:\-\u2013\u2014]|\s[-\u2013\u2014]", text[end : end + 2]):
+        if fronted and not _CLAUSE_BREAK_NEXT.match(text[end : end + 2]):
             end = _fronted_clause_end(text, m.end(), end)
         a, b = _strip_span(text, m.start(), end)
         if b - a > len(word) + 2:
@@ -312,7 +329,7 @@ _ONE_OFF_DEFINITE = _T["one_off_definite"]
 def _one_off_after(text: str, sp: Span) -> bool:
     """Whether the directive that follows a fronted scope is a one-off on a definite thing."""
     end = min([i for i in (text.find(ch, sp.end) for ch in ".!?;\n") if i >= 0] + [len(text)])
-    clauses = [c.strip(" ,:-") for c in re.split(r",|\s[-\u2013\u2014]\s", text[sp.end : end])]
+    clauses = [c.strip(" ,:-") for c in _CLAUSE_SPLIT.split(text[sp.end : end])]
     clauses = [c for c in clauses if c]
     return bool(clauses) and bool(_ONE_OFF_DEFINITE.match(clauses[-1]))
 
@@ -322,7 +339,7 @@ def _exception(text: str) -> Span | None:
     m = re.search(_EXCEPTION, text, _F)
     if not m:
         return None
-    end = re.compile(r"[;.!?\n]|\s[-\u2013\u2014]+\s").search(text, m.end())
+    end = _EXCEPTION_END.search(text, m.end())
     a, b = _strip_span(text, m.start(), end.start() if end else len(text))
     return Span("exception", a, b, text[a:b])
 
@@ -379,13 +396,13 @@ def _behavior(text: str, removed: list[Span]) -> tuple[str | None, str | None]:
     best: tuple[float, str, str] | None = None
     for a, b in sentences:
         kept = "".join(ch if mask[i] else "\x00" for i, ch in enumerate(text[a:b], start=a))
-        pieces = [p for p in re.split(r"\x00+", kept)]
-        cleaned = re.sub(r"\s+", " ", " ".join(p.strip(" ,;:") for p in pieces if p.strip(" ,;:")))
-        cleaned = re.sub(r"\s+([,.;:!?])", r"\1", cleaned).strip(" ,;:.!?-")
+        pieces = [p for p in kept.split("\x00")]
+        cleaned = _WHITESPACE_RUN.sub(" ", " ".join(p.strip(" ,;:") for p in pieces if p.strip(" ,;:")))
+        cleaned = _SPACE_BEFORE_PUNCT.sub(r"\1", cleaned).strip(" ,;:.!?-")
         for _ in range(3):
             cleaned = re.sub(_POLITE, "", cleaned, flags=_F).strip(" ,;:.!?-")
             cleaned = re.sub(_LEAD_INS, "", cleaned, flags=_F).strip(" ,;:.!?-")
-        words = re.findall(r"[A-Za-z`_][\w`'./-]*", cleaned)
+        words = _BEHAVIOUR_WORD.findall(cleaned)
         if len(words) < 2:
             continue
         longest = max((p.strip(" ,;:.!?-") for p in pieces), key=len, default="")
@@ -416,18 +433,18 @@ def _descriptive(text: str, span: Span) -> bool:
     """An always/never that describes an artefact ("the function you wrote always returns None")."""
     low = span.text.lower()
     after = text[span.end :]
-    if low in {"every time", "each time", "whenever", "any time", "anytime"} and _REPORT_NEXT.match(
+    if low in _REPORT_OPENERS and _REPORT_NEXT.match(
         after
     ):
         # "every time I run it, it crashes": the user's report, not a rule for the agent
-        cut = re.search(r"[,;.!?]", after)
+        cut = _CLAUSE_PUNCT.search(after)
         main = after[cut.end() :] if cut and after[cut.start()] == "," else ""
         return bool(_REPORT_SUBJECT.match(main))
-    if low not in {"always", "never"}:
+    if low not in _HABIT_ADVERBS:
         return False
     start = max(max(text.rfind(ch, 0, span.start) for ch in ".!?;:,\n") + 1, span.start - _LOOKBACK)
     before = text[start : span.start]
-    words = re.findall(r"[\w']+", before.lower())
+    words = _WORD_OR_APOSTROPHE.findall(before.lower())
     if (
         words
         and _PAST_VERB_NEXT.match(after)
@@ -535,7 +552,7 @@ def parse_cues(text: str) -> Cues:
     generic = condition is not None and not deictic and _generic_condition(condition.text)
     if not (lasting or friction or condition is not None):
         project = [p for p in project if not _one_off_after(text, p)]
-    removed = [s for s in lasting if s.text.lower() != "never"]
+    removed = [s for s in lasting if s.text.lower() not in _KEPT_IN_BEHAVIOUR]
     removed += friction + temporary + vague + project + explicit_global
     removed += [s for s in (condition, exception) if s is not None]
     behavior, behavior_quote = _behavior(text, removed)
