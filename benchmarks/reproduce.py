@@ -4,7 +4,8 @@
                                    [--set KEY=VALUE ...]
 
 For each diagnostic (all of ``prefmem reproduce --list`` by default, longest first), the base commit
-(default ``f9d4238``, checked out into a temporary git worktree) and the working tree each run
+(default ``HEAD``: the last commit, so the run shows what the uncommitted change does; checked
+out into a temporary git worktree) and the working tree each run
 ``prefmem reproduce NAME --jobs 1`` in a fresh process with a fresh, empty ``PREFMEM_CACHE_DIR``:
 every fit, encoding and sweep happens, as on a fresh clone. Printed per diagnostic: CPU seconds
 (user + system of the whole process tree, joblib workers included) and wall seconds for both, their
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_BASE = "f9d4238"
+DEFAULT_BASE = "HEAD"
 #: longest first, from the measured cold times (so a partial run still shows the big ones)
 ORDER = ("fidelity", "gating", "protocol", "admission", "resolution", "utility", "drift", "checks",
          "selection", "tour")
@@ -98,6 +99,23 @@ def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None,
     return p, res
 
 
+def _default_data_dir() -> str | None:
+    """The data folder the working tree's toolkit would read (``toolkit.runs.default_data_dir``'s
+    rules, applied from ROOT): the base side runs from a temporary worktree, where those rules
+    find nothing, so both sides are given this one explicitly."""
+    env = os.environ.get("PREFMEM_DATA_DIR")
+    if env:
+        return env if Path(env).exists() else None
+    for cand in (ROOT / ".." / "shared" / "data", ROOT.parent / ".." / "shared" / "data"):
+        if cand.is_dir():
+            return str(cand.resolve())
+    return None
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:5.2f}x"
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:8.1f}"
 
@@ -108,12 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         return _measure(argv[1], argv[3:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="diagnostics (default: all, longest first)")
-    ap.add_argument("--base", default=DEFAULT_BASE, help=f"base commit (default {DEFAULT_BASE}, main)")
+    ap.add_argument("--base", default=DEFAULT_BASE, help="base commit (default HEAD: the last commit beside the uncommitted working tree)")
     ap.add_argument("--sequential", action="store_true", help="run base and working tree one after the other")
     ap.add_argument("--keep", help="work folder to keep (outputs, logs, timings); default a temporary one")
-    ap.add_argument("--data-dir", default=os.environ.get("PREFMEM_DATA_DIR") or
-                    (str(ROOT.parent / "shared" / "data") if (ROOT.parent / "shared" / "data").is_dir() else None),
-                    help="third-party data for both sides (default: the working tree's ../shared/data)")
+    ap.add_argument("--data-dir", default=_default_data_dir(),
+                    help="third-party data for both sides (default: what the working tree's `prefmem` "
+                         "finds, $PREFMEM_DATA_DIR or ../shared/data beside the checkout or its folder; "
+                         "passed to both sides, so a base tree elsewhere reads the same data)")
     ap.add_argument("--json", help="write the rows as JSON here")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                     help="a diagnostic option for both sides (repeatable; not the full-scale run)")
@@ -121,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     listed = subprocess.run([sys.executable, "-m", "toolkit.cli", "reproduce", "--list"], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
                             check=True).stdout.split()
+    unknown = [n for n in args.names if n not in listed]
+    if unknown:
+        ap.error(f"unknown diagnostic(s) {', '.join(unknown)}; `prefmem reproduce --list` names: {' '.join(listed)}")
     names = args.names or [n for n in ORDER if n in listed] + [n for n in listed if n not in ORDER]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="prefmem-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -128,6 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     if not base_root.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_root), args.base],
                        check=True, capture_output=True)
+    try:
+        _compare_runs(args, names, work, base_root)
+    finally:  # an interrupted or failed run leaves no stray worktree registered in the repository
+        if not args.keep:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_root)],
+                           capture_output=True)
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _compare_runs(args: argparse.Namespace, names: list[str], work: Path, base_root: Path) -> None:
+    """Each diagnostic cold on the base tree and the working tree; one row each, then the totals."""
     commit = subprocess.run(["git", "-C", str(base_root), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=True).stdout.strip()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -162,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         b, w = m["base"], m["tree"]
         rc = b["cpu"] / w["cpu"] if ok and w["cpu"] else None
         rw = b["wall"] / w["wall"] if ok and w["wall"] else None
-        print(f"{name:<11} {_fmt(b['cpu'])} {_fmt(w['cpu'])} {rc if rc is None else f'{rc:5.2f}x':>6} "
-              f"{_fmt(b['wall'])}   {_fmt(w['wall'])} {rw if rw is None else f'{rw:5.2f}x':>6}  {tables}", flush=True)
+        print(f"{name:<11} {_fmt(b['cpu'])} {_fmt(w['cpu'])} {_ratio(rc):>6} "
+              f"{_fmt(b['wall'])}   {_fmt(w['wall'])} {_ratio(rw):>6}  {tables}", flush=True)
         rows.append({"name": name, "base": b, "tree": w, "tables": tables})
     done = [r for r in rows if r["base"]["cpu"] is not None and r["tree"]["cpu"] is not None]
     sb, st = sum(r["base"]["cpu"] for r in done), sum(r["tree"]["cpu"] for r in done)
@@ -172,11 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"base": commit, "tree": head, "options": args.sets,
                                                "rows": rows}, indent=1))
-    if not args.keep:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_root)],
-                       capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":
