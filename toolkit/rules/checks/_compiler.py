@@ -392,14 +392,6 @@ _ACTION_COMMANDS = {"message": 'git commit -m "{v}"', "branch": "git push origin
                     "title": 'gh pr create --title "{v}"'}
 
 
-#: the tool a rule names for a field ("the deploy tool", "every publish call")
-_TOOL_NAME = re.compile(r"[`\"']?(?P<tool>[A-Za-z][\w\-]*)[`\"']?\s+(?:tool|call|request|invocation)s?\b",
-                        re.IGNORECASE)
-#: the tool an argument belongs to ("the `mode` argument of send_email")
-_ARG_OF = re.compile(r"\b(?:argument|arg|parameter|option)s?\s+(?:of|for|to)\s+[`\"']?(?P<tool>[A-Za-z][\w\-]*)",
-                     re.IGNORECASE)
-
-
 def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") -> EvidenceRecord:
     """Evidence whose ``chk.field`` has ``value`` where the check looks (action, artifact or reply)."""
     if chk.target == "action":
@@ -412,7 +404,9 @@ def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") ->
             act = {"tool": "git", "command": 'git commit -m "Update the pagination helper"', "args": {chk.field: value}}
         else:  # a tool call: its arguments live under ``args`` (where FieldEquals reads them first)
             stop = ("the", "a", "an", "every", "each", "any", "all", "your")
-            names = [m.group("tool").lower() for rx in (_TOOL_NAME, _ARG_OF) for m in rx.finditer(rule_text)]
+            sem = res.semantic()  # the tool named for the field, then the tool an argument belongs to
+            names = [m.group("tool").lower() for kind in (sem.tool_name, sem.argument_of)
+                     for rx in kind.compiled() for m in rx.finditer(rule_text)]
             act = {"tool": next((n for n in names if n not in stop), "tool"), "args": {chk.field: value}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
@@ -490,10 +484,6 @@ def _is_command(text: str) -> bool:
     return bool(res.semantic().command_head.search(text.strip()))
 
 
-#: a rule that places its names in a JSON object (their rendering is then a JSON object's keys)
-_JSON_PLACE = re.compile(r"\bjson\b", re.IGNORECASE)
-
-
 def _element_code(el: Any, path: str) -> str:
     """A line of code (or text) that uses an element, in the file's language."""
     from toolkit.rules.checks._spec import concepts
@@ -544,7 +534,7 @@ def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_for
         elif e.kind.startswith("concept:"):
             lines.append(concepts().concepts[e.kind.split(":", 1)[1]].plain)
     keys = [e.text for e in sp.required if re.fullmatch(r"[A-Za-z_][\w\-]*", e.text)]
-    if show_required and keys and _JSON_PLACE.search(rule.behavior):  # names the rule puts in JSON are its keys
+    if show_required and keys and res.semantic().json_place.search(rule.behavior):  # names the rule puts in JSON are its keys
         lines.append(json.dumps({k: "..." for k in keys}))
         lines += [_element_code(e, path) for e in sp.required if e.text not in keys]
     elif show_required:

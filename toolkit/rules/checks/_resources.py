@@ -64,6 +64,9 @@ class SemanticFile(_Strict):
     command_head: PatternKind
     count_floor: PatternKind
     ban_opening: PatternKind
+    tool_name: PatternKind
+    argument_of: PatternKind
+    json_place: PatternKind
 
 
 class Instance(_Strict):
@@ -127,6 +130,7 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.command_head"] = s.command_head
     out["semantic.count_floor"] = s.count_floor
     out["semantic.ban_opening"] = s.ban_opening
+    out.update({f"semantic.{k}": getattr(s, k) for k in ("tool_name", "argument_of", "json_place")})
     return out
 
 
