@@ -57,11 +57,6 @@ def universal(rule: Rule) -> bool:
         and not t["artifact"].search(rule.behavior)
 
 
-def topic_text(rule: Rule) -> str:
-    """What a rule is about, for retrieval: its conditions when it has any, else its behaviour."""
-    return "; ".join(rule.conditions) if rule.conditions else rule.behavior
-
-
 #: features of one (task, condition) pair for the learned applicability model
 FEATURES: tuple[str, ...] = ("sim_condition", "sim_behavior", "overlap", "coverage", "reader_true",
                              "reader_false", "sim_condition_rank", "sim_part_max", "project_rule",
