@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -79,8 +80,20 @@ def _check(path: Path, model) -> None:
             assert _line_ok(line, path), line
 
 
+_ROOT: list[Path] = []  # one folder per module run, holding every example's own folder
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fuzz_root():
+    """Give the examples one parent folder and remove it after the module: hypothesis runs each test hundreds of
+    times, and a folder left per example filled /tmp with thousands of them per suite run."""
+    _ROOT.append(Path(tempfile.mkdtemp(prefix="prefmem-fuzz-")))
+    yield
+    shutil.rmtree(_ROOT.pop(), ignore_errors=True)
+
+
 def _write(data: bytes) -> Path:
-    d = Path(tempfile.mkdtemp(prefix="fuzz-"))
+    d = Path(tempfile.mkdtemp(dir=_ROOT[-1]))
     p = d / "in.jsonl"
     p.write_bytes(data)
     return p
