@@ -449,7 +449,8 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
                                  "firstcontact/w12", "firstcontact/w13",
                                  "firstcontact/w15", "firstcontact/w17",
-                                 "firstcontact/w18", "firstcontact/w20")
+                                 "firstcontact/w18", "firstcontact/w20",
+                                 "firstcontact/w21", "firstcontact/w22")
 #: With w15/w17 (672 rows; n14a, 2026-12-02) the shipped weights below stay the CV's choice. Out
 #: of fold with the signal feature: scope weights (2, 3) / (1, 3) / (2, 2) / (3, 3) / (2, 4) gave
 #: 580 / 574 / 576 / 574 / 576, conditional n-gram weight 1 / 2 / 3 gave 578 / 580 / 579, decision
