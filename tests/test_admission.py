@@ -41,26 +41,23 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
     return summary_counts(score_rows(rows, gold))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured by m14a (2026-12-02) after w9/w10 joined development data, three new reference kinds "
-    "and the CV grid C {1, 3}: 2/72 held-out non-lasting instructions persisted (h11-f7, h24-f7, both "
-    "current-delivery requests; the method was chosen on development folds only and not changed "
-    "after this score: nested CV on development gives 5/216 either grid). Measured again by n14a "
-    "(2026-12-02) after w12/w13 joined development data, C=1, decision n-gram weight 3 and the scope "
-    "head's own weights (all chosen on development folds): 2/72 (h11-f7 and h22-f6, a "
-    "this-change-only instruction that says it is not a general rule; h24-f7 now deferred). Measured "
-    "again by n14a (2026-12-02) after w15/w17 joined development data and the signal detector became "
-    "a feature instead of a veto (chosen on development folds): 2/72 (h11-f7 and h24-f7); with "
-    "PrefEval's stride 8 at weight 0.4 (for the cold fit's CPU; chosen on development folds): 1/72 "
-    "(h11-f7). Measured again by n14a (2026-12-02, seventh pass) after w18/w20 joined development "
-    "data, char n-gram blocks in the scope and conditional heads and the operating point read on 8 "
-    "batch-grouped folds (threshold 0.608, was 0.643; all chosen on development folds, seen after "
-    "the method was fixed and first contact with w21/w22 was scored): 3/72 (h11-f7, h22-f6, "
-    "h24-f7)"))
+# History of this check (all offline, seed 0; each measured once after the method was fixed on
+# development folds): 2/72 (m14a, w9/w10 as development: h11-f7, h24-f7), 2/72 (n14a, w12/w13:
+# h11-f7, h22-f6), 2/72 then 1/72 (n14a, w15/w17: h11-f7), 3/72 (n14a seventh pass, w18/w20,
+# threshold 0.608: h11-f7, h22-f6, h24-f7), so it was a strict xfail. Eighth pass (n14a, 2026-12-02,
+# w21/w22 as development data, threshold 0.767 by the same 1-in-50 constraint; seen after first
+# contact with w24/w25 was scored): 0/72, so it is an ordinary test again; the price is in
+# test_heldout_bars_offline below.
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "eighth pass (n14a, 2026-12-02): with w21/w22 as development data the pooled 1-in-50 constraint "
+    "moved the persist threshold 0.608 -> 0.767; on the held-out set, seen once after the method "
+    "was fixed and first contact with w24/w25 was scored: persist recall 96/120 (was 113/120; bar "
+    "0.90) and structural 154/192 (was 168/192; bar 0.85), non-lasting persisted 0/72 (was 3/72). "
+    "Not tuned away: choosing the operating point by the held-out score would spend the held-out set"))
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72
@@ -134,12 +131,25 @@ def test_no_signal_and_context_resolution() -> None:
     assert admit_text("Thanks!").decision == "task_local"
     ctx = [{"role": "assistant", "content": "I added a print() call to trace the loop. Done."}]
     a = admit_text("From now on, don't do that.", context=ctx)
-    assert a.decision == "persist"
+    # the decision is checked apart (test_bare_from_now_on_with_context_persists): since the eighth
+    # pass it is deferred below the operating point; the reference is resolved either way
+    assert a.decision in ("persist", "defer")
     assert "print() call" in (a.behavior or "")
     assert all(q in "From now on, don't do that." for q in a.quotes)
     rec = AdmissionInput(id="x", text="From now on, don't do that.",
                          context=[Message(**ctx[0])])
     assert admit_offline([rec])[0].behavior == a.behavior
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "eighth pass (n14a, 2026-12-02): with w21/w22 as development data the persist threshold moved "
+    "0.608 -> 0.767 (the same 1-in-50 constraint) and 'From now on, don't do that.' (the behaviour "
+    "from the context) is deferred below the operating point ('From now on, never do that again.' "
+    "and 'Going forward, don't do that.' persist); seen after first contact with w24/w25 was "
+    "scored, so not tuned: fails until the method improves"))
+def test_bare_from_now_on_with_context_persists() -> None:
+    ctx = [{"role": "assistant", "content": "I added a print() call to trace the loop. Done."}]
+    assert admit_text("From now on, don't do that.", context=ctx).decision == "persist"
 
 
 @pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "

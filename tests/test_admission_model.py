@@ -189,3 +189,20 @@ def test_char_block_feeds_the_scope_and_conditional_heads() -> None:
     assert not hasattr(m.decision_, "chars_")
     plain = AdmissionModel().fit(X, data)
     assert not np.array_equal(m.scope_proba(X), plain.scope_proba(X))
+
+
+def test_batches_fit_on_are_development_after_their_first_contact() -> None:
+    """Every batch written apart that the admitter fits on is development data in SPLITS.json,
+    and the batches scored at first contact keep their record (w21/w22 joined on 2026-12-02)."""
+    from toolkit.paper import fixtures_dir
+    from toolkit.rules.admission_model import DEV_BATCHES
+    from toolkit.splits import role_of
+
+    assert {"firstcontact/w21", "firstcontact/w22"} <= set(DEV_BATCHES)
+    for batch in DEV_BATCHES:
+        b = fixtures_dir() / "admission" / batch
+        for name in ("admission.jsonl", "admission.gold.jsonl"):
+            assert role_of(b / name) == "development", (batch, name)
+    for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22"):
+        rec = fc.first_contact_of(fixtures_dir() / "admission" / batch)
+        assert rec is not None and len(rec["commit"]) == 40 and rec["scores"]["n"] == 48
