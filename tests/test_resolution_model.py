@@ -267,9 +267,9 @@ def test_batch_folds_keep_each_batch_in_one_fold() -> None:
 
 
 def test_the_new_development_batches_are_development_data() -> None:
-    assert "firstcontact/w18" in DEV_BATCHES and "firstcontact/w20" in DEV_BATCHES
     from toolkit.paper import fixtures_dir
 
-    for b in ("w18", "w20"):
+    for b in ("w18", "w20", "w21", "w22"):
+        assert f"firstcontact/{b}" in DEV_BATCHES
         for f in ("resolution.jsonl", "resolution.gold.jsonl"):
             assert role_of(fixtures_dir() / "resolution" / "firstcontact" / b / f) == "development"

@@ -329,7 +329,8 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
                                  "firstcontact/w12", "firstcontact/w13",
                                  "firstcontact/w15", "firstcontact/w17",
-                                 "firstcontact/w18", "firstcontact/w20")
+                                 "firstcontact/w18", "firstcontact/w20",
+                                 "firstcontact/w21", "firstcontact/w22")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
