@@ -60,7 +60,8 @@ TARGETED: frozenset[str] = frozenset({"reuse", "revise", "replace", "retract"})
 CUE_KINDS: tuple[tuple[str, str], ...] = (
     *(("resolution/cues", k) for k in (
         "lasting", "temporary", "retract", "replace", "restate", "project", "global", "condition",
-        "exception", "change_time", "widen", "contrast", "negation", "directive", "bundle")),
+        "exception", "change_time", "widen", "contrast", "negation", "directive", "bundle",
+        "dismiss")),
     *(("resolution/updates", k) for k in (
         "trigger", "rejected", "positive_switch", "only", "cease", "alternative", "remark")),
     *(("admission/cues", k) for k in (
