@@ -90,7 +90,8 @@ for _c, _ws in NEUTRAL.items():
         _CONCEPT_OF.setdefault(stem(_w), (_c, -1))
 
 
-_VALUE = re.compile(r"(?<![\w<])(\d+(?:\.\d+)?|[\w<>*-]*[._<>/][\w<>*./-]*\w[>]?)(?![\w>])")
+_VALUE = _T["value_token"]
+_SUBJECT = _T["subject_pronoun"]
 
 
 def values(text: str) -> set[str]:
@@ -114,7 +115,7 @@ def stance(text: str) -> dict[str, set[int]]:
         hit = _CONCEPT_OF.get(stem(tok.strip(".")))
         if not hit or hit[1] < 0 or not CONCEPTS[hit[0]][1]:
             continue
-        if i > 0 and toks[i - 1] in ("you", "we", "i", "they"):
+        if i > 0 and toks[i - 1] in _SUBJECT:
             continue  # "the dates you print": a verb, not the pole ("print" vs logging)
         neg = False
         for j in range(i - 1, max(-1, i - 4), -1):
@@ -228,12 +229,15 @@ class SegmentCues:
     quotes: tuple[str, ...] = field(default_factory=tuple)
 
 
+_NOT_A_NAME = _T["not_a_name"]
+
+
 def _project_name(text: str) -> str | None:
     m = PROJECT.search(text)
     if not m:
         return None
     named = _NAMED_BEFORE.search(text)
-    if named and named.group(1).lower() not in ("this", "that", "our", "the", "my", "your"):
+    if named and named.group(1).lower() not in _NOT_A_NAME:
         return named.group(1)
     named = _NAMED_AFTER.search(text)
     if named and named.group(2).lower() not in STOP:
