@@ -359,6 +359,7 @@ def segment_cues(text: str) -> SegmentCues:
 
 
 _SENT = _T["sentence"]
+_HAS_LETTER = _T["has_letter"]
 _NEXT_DIRECTIVE = _T["next_directive"][0]
 _BUNDLE = _T["bundle"]
 
@@ -376,6 +377,6 @@ def split_segments(text: str) -> list[str]:
     out = []
     for s, e in spans:
         seg = text[s:e].strip()
-        if seg and re.search(r"[A-Za-z]", seg):
+        if seg and _HAS_LETTER.search(seg):
             out.append(seg)
     return out
