@@ -168,6 +168,48 @@ def test_pair_features_see_the_rules_conditions_scope_and_standing() -> None:
     assert stop[0, col["polarity_flip"]] == 1  # a negated correction against a requirement
 
 
+def test_the_object_a_correction_names_a_rule_by_is_read_against_each_rule() -> None:
+    from toolkit.rules.resolution_pairs import PAIR_COLUMNS, named_objects, pair_matrix
+
+    assert named_objects("You no longer need to follow the answer length rule.") == (
+        "answer length",)
+    assert named_objects("keep answers short") == ()
+    lib = [Rule(id="a", behavior="Keep answers concise", scope="global", conditions=[],
+                exceptions=[]),
+           Rule(id="c", behavior="Keep commit subjects under 72 characters", scope="global",
+                conditions=[], exceptions=[])]
+    text = "You no longer need to follow the answer length rule."
+    P = pair_matrix(text, [text], lib, set(), "minilm")
+    col = {c: i for i, c in enumerate(PAIR_COLUMNS)}
+    assert P[0, col["object_overlap"]] == 0.5 and P[1, col["object_overlap"]] == 0
+    assert P[0, col["object_cos"]] > 0
+    plain = pair_matrix("keep answers short", ["keep answers short"], lib, set(), "minilm")
+    assert (plain[:, [col["object_overlap"], col["object_cos"]]] == 0).all()  # no object named
+
+
+def test_terse_dismissal_is_a_cue_feature() -> None:
+    from toolkit.rules.resolution_model import CUE_KINDS, _compiled
+
+    i = CUE_KINDS.index(("resolution/cues", "dismiss"))
+    pats = _compiled()[i]
+    assert any(p.search("the ping-the-lead thing, she left. drop it") for p in pats)
+    assert not any(p.search("drop it into the shared folder") for p in pats)
+
+
+def test_grown_libraries_do_not_depend_on_the_eligible_pool_memo() -> None:
+    from toolkit.rules import distractors
+    from toolkit.rules.resolution_eval import load_cases
+
+    cs, _ = load_cases("dev")
+    first = [distractors.grow_library(c, 47, 1).library for c in cs[:4]]
+    again = [distractors.grow_library(c, 47, 1).library for c in cs[:4]]  # memoised
+    # a fresh pool object (a copy): nothing memoised for it, every overlap computed
+    fresh = [distractors.grow_library(c, 47, 1, pool=list(distractors.distractor_pool())).library
+             for c in cs[:4]]
+    ids = [[[r.id for r in lib] for lib in libs] for libs in (first, again, fresh)]
+    assert ids[0] == ids[1] == ids[2]
+
+
 def test_a_target_the_model_does_not_believe_in_is_unknown() -> None:
     X, y, t = _toy()
     op = OperationModel(random_state=0).fit(X, y)
@@ -267,9 +309,9 @@ def test_batch_folds_keep_each_batch_in_one_fold() -> None:
 
 
 def test_the_new_development_batches_are_development_data() -> None:
-    assert "firstcontact/w18" in DEV_BATCHES and "firstcontact/w20" in DEV_BATCHES
     from toolkit.paper import fixtures_dir
 
-    for b in ("w18", "w20"):
+    for b in ("w18", "w20", "w21", "w22"):
+        assert f"firstcontact/{b}" in DEV_BATCHES
         for f in ("resolution.jsonl", "resolution.gold.jsonl"):
             assert role_of(fixtures_dir() / "resolution" / "firstcontact" / b / f) == "development"

@@ -14,7 +14,7 @@ from functools import cache
 
 from toolkit._seeding import item_rng
 from toolkit.records import ResolutionInput, Rule
-from toolkit.rules.rule_index import overlap, rule_text
+from toolkit.rules.rule_index import _terms, overlap, rule_text
 
 SIZES: tuple[int, ...] = (2, 47, 197, 497)
 
@@ -258,6 +258,67 @@ def _too_close(rule: Rule, record: ResolutionInput, own: Sequence[str] | None = 
     )
 
 
+#: per pool (by identity; the pool is kept so its id is not reused): its rules' term sets and an
+#: inverted index term -> positions of the pool rules holding it
+_POOL_INDEX: dict[int, tuple[Sequence[Rule], dict[str, list[int]]]] = {}
+
+
+def _pool_index(pool: Sequence[Rule]) -> dict[str, list[int]]:
+    """Term -> positions in ``pool`` of the rules whose text holds it (built once per pool)."""
+    hit = _POOL_INDEX.get(id(pool))
+    if hit is not None and hit[0] is pool:
+        return hit[1]
+    if len(_POOL_INDEX) >= 16:  # pools made per call (tests) are not kept for ever
+        _POOL_INDEX.clear()
+        _ELIGIBLE.clear()
+    inv: dict[str, list[int]] = {}
+    for i, p in enumerate(pool):
+        for t in _terms(rule_text(p)):
+            inv.setdefault(t, []).append(i)
+    _POOL_INDEX[id(pool)] = (pool, inv)
+    return inv
+
+
+def _sharing(pool: Sequence[Rule], texts: Sequence[str]) -> set[int]:
+    """Positions of the pool rules that share at least one term with one of ``texts``: every
+    other rule's overlap with them is exactly 0 (:func:`overlap` needs a shared term)."""
+    inv = _pool_index(pool)
+    return {i for t in texts for term in _terms(t) for i in inv.get(term, ())}
+
+
+#: (pool id, correction, the case's rules) -> (eligible pool rules, the same ranked by relatedness)
+_ELIGIBLE: dict[tuple, tuple[list[Rule], list[Rule]]] = {}
+
+
+def _eligible(record: ResolutionInput, full: Sequence[Rule]) -> tuple[list[Rule], list[Rule]]:
+    """The pool rules that may join ``record``'s library (not too close to it, not its own ids),
+    in pool order and ranked by overlap with the case (most related first, ties by id).
+
+    Neither depends on the size or the order a library is grown to, so they are memoised per case
+    (the growth table grows each case to 4 sizes in 3 orders). Only the pool rules sharing a term
+    with the correction or the case's rules are compared: every other rule overlaps 0, so it is
+    neither too close nor related (the same libraries, without ~600 overlaps per case)."""
+    own = list(record.library)
+    own_texts = [rule_text(r) for r in own]
+    key = (id(full), record.correction, tuple((r.id, t) for r, t in zip(own, own_texts,
+                                                                       strict=True)))
+    hit = _ELIGIBLE.get(key)
+    if hit is not None and _POOL_INDEX.get(id(full), (None,))[0] is full:
+        return hit
+    near = _sharing(full, [record.correction, *own_texts])
+    pool = [p for i, p in enumerate(full) if i not in near or not _too_close(p, record, own_texts)]
+    taken = {r.id for r in own}
+    pool = [p for p in pool if p.id not in taken]
+    query = " ".join([record.correction, *own_texts])
+    shares = _terms(query)
+    ranked = sorted(pool, key=lambda p: (-overlap(query, rule_text(p))
+                                         if shares & _terms(rule_text(p)) else 0.0, p.id))
+    if len(_ELIGIBLE) > 4096:
+        _ELIGIBLE.clear()
+    _ELIGIBLE[key] = (pool, ranked)
+    return pool, ranked
+
+
 def grow_library(
     record: ResolutionInput,
     size: int,
@@ -270,16 +331,11 @@ def grow_library(
     shuffled by ``order``."""
     own = list(record.library)
     need = max(0, size - len(own))
-    own_texts = [rule_text(r) for r in own]
-    pool = [p for p in (pool or distractor_pool()) if not _too_close(p, record, own_texts)]
-    taken = {r.id for r in own}
-    pool = [p for p in pool if p.id not in taken]
+    pool, ranked = _eligible(record, pool or distractor_pool())
     if need > len(pool):
         raise ValueError(f"only {len(pool)} distractors available for {record.id}, need {need}")
     rng = item_rng(seed, record.id, size, order)
     related_n = need // 3
-    query = " ".join([record.correction, *(rule_text(r) for r in own)])
-    ranked = sorted(pool, key=lambda p: (-overlap(query, rule_text(p)), p.id))
     related = ranked[:related_n]
     related_ids = {p.id for p in related}  # pool ids are unique; comparing by id, not by value
     rest = [p for p in pool if p.id not in related_ids]

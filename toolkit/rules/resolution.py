@@ -61,6 +61,8 @@ from toolkit.rules.rule_index import RuleIndex, TermWeights, overlap, rule_text
 from toolkit.text import load_table
 
 _T = load_table("resolution/updates")  # toolkit/resources/resolution/updates.yaml
+_CONTEXT_SENTENCE = load_table("resolution/cues")["context_sentence"]
+_CLAUSE_MARK = load_table("resolution/cues")["clause_mark"]
 
 Op = Literal["reuse", "revise", "replace", "add", "retract"]
 OPS: tuple[str, ...] = ("reuse", "revise", "replace", "add", "retract")
@@ -159,7 +161,7 @@ def session_excerpts(record: ResolutionInput, query: str, n: int = MAX_EXCERPTS)
     sents: list[tuple[float, int, str]] = []
     order = 0
     for m in record.context:
-        for s in re.findall(r"[^.!?\n]+[.!?]?", m.content):
+        for s in _CONTEXT_SENTENCE.findall(m.content):
             s = s.strip()
             if len(s) < 3:
                 continue
@@ -241,7 +243,7 @@ def _negation_hits(text: str, rule: Rule, cues: SegmentCues) -> bool:
     m = NEGATION.search(text)
     if m is None:
         return True
-    span = re.split(r"[;,.:!?]", text[m.end() :], maxsplit=1)[0]
+    span = _CLAUSE_MARK.split(text[m.end() :], maxsplit=1)[0]
     other = cues.behavior if text is rule.behavior else rule_text(rule)
     return bool(set(index_terms(span)) & set(index_terms(other)))
 

@@ -16,9 +16,11 @@ from toolkit.text import load_table
 
 _T = load_table("resolution/cues")  # toolkit/resources/resolution/cues.yaml
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_+#'\-]*")
+_WORD = _T["word_token"]
 
 STOP = _T["stop"]
+_SIBILANT_ES = _T["sibilant_es"]
+_DOUBLED_ICK = _T["doubled_ick"]
 
 #: common but weak words: present in many rules, so they count little
 WEAK = _T["weak"]
@@ -41,14 +43,14 @@ def stem(word: str) -> str:
         ("s", "", 4),
     ):
         if w.endswith(suf) and len(w) >= minlen:
-            if suf == "es" and not re.search(r"(ss|x|ch|sh|z)es$", w):
+            if suf == "es" and not _SIBILANT_ES.search(w):
                 continue
             if suf == "s" and w.endswith(("ss", "us")):
                 continue
             w = w[: -len(suf)] + rep
             if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]
-            if suf in ("ing", "ed") and re.search(r"[aeiou][^aeiou]ick$", w):
+            if suf in ("ing", "ed") and _DOUBLED_ICK.search(w):
                 w = w[:-1]  # panicking -> panic, mimicked -> mimic (the k is added to spell it)
             break
     return w
@@ -90,7 +92,9 @@ for _c, _ws in NEUTRAL.items():
         _CONCEPT_OF.setdefault(stem(_w), (_c, -1))
 
 
-_VALUE = re.compile(r"(?<![\w<])(\d+(?:\.\d+)?|[\w<>*-]*[._<>/][\w<>*./-]*\w[>]?)(?![\w>])")
+_VALUE = _T["value_token"]
+_STANCE_TOKEN = _T["stance_token"]
+_SUBJECT = _T["subject_pronoun"]
 
 
 def values(text: str) -> set[str]:
@@ -107,14 +111,14 @@ _FAILS = _T["fails"]
 
 def stance(text: str) -> dict[str, set[int]]:
     """The pole a text asks for per two-pole concept ("skip bullets, write prose" -> prose)."""
-    toks = re.findall(r"[a-z0-9][a-z0-9_+#'\-.]*|[,;:]", _folded(text))
+    toks = _STANCE_TOKEN.findall(_folded(text))
     asked: dict[str, set[int]] = {}
     rejected: dict[str, set[int]] = {}
     for i, tok in enumerate(toks):
         hit = _CONCEPT_OF.get(stem(tok.strip(".")))
         if not hit or hit[1] < 0 or not CONCEPTS[hit[0]][1]:
             continue
-        if i > 0 and toks[i - 1] in ("you", "we", "i", "they"):
+        if i > 0 and toks[i - 1] in _SUBJECT:
             continue  # "the dates you print": a verb, not the pole ("print" vs logging)
         neg = False
         for j in range(i - 1, max(-1, i - 4), -1):
@@ -228,12 +232,17 @@ class SegmentCues:
     quotes: tuple[str, ...] = field(default_factory=tuple)
 
 
+_NOT_A_NAME = _T["not_a_name"]
+_LEADIN_CLAUSE = _T["leadin_clause"]
+_COMMA_CLAUSE = _T["comma_clause"]
+
+
 def _project_name(text: str) -> str | None:
     m = PROJECT.search(text)
     if not m:
         return None
     named = _NAMED_BEFORE.search(text)
-    if named and named.group(1).lower() not in ("this", "that", "our", "the", "my", "your"):
+    if named and named.group(1).lower() not in _NOT_A_NAME:
         return named.group(1)
     named = _NAMED_AFTER.search(text)
     if named and named.group(2).lower() not in STOP:
@@ -268,7 +277,7 @@ def clean_behavior(text: str) -> str:
     """The requested behaviour without lead-ins ("I changed my mind:", "From now on,")."""
     out = text.strip()
     for _ in range(3):
-        m = re.match(r"^([^,:;]{1,60})[,:;]\s+", out)
+        m = _LEADIN_CLAUSE.match(out)
         if m and all(w in _LEADIN_WORDS for w in words(m.group(1))):
             out = out[m.end() :]
         out = _LEAD.sub("", out)
@@ -301,7 +310,7 @@ def segment_cues(text: str) -> SegmentCues:
             t for t in (_TRAIL.sub("", c.split(",")[0]).strip(" ,;:") for c in conds) if t
         )
     )
-    for part in re.split(r",\s*(?:but\s+)?", text)[1:]:
+    for part in _COMMA_CLAUSE.split(text)[1:]:
         # "Ask before X, but only on Y": a condition after a comma is a clause of its own
         for extra in _clauses(CONDITION, part):
             if not any(extra in c or c in extra for c in conds + excs):
@@ -349,7 +358,8 @@ def segment_cues(text: str) -> SegmentCues:
     )
 
 
-_SENT = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|\n|$)", re.S)
+_SENT = _T["sentence"]
+_HAS_LETTER = _T["has_letter"]
 _NEXT_DIRECTIVE = _T["next_directive"][0]
 _BUNDLE = _T["bundle"]
 
@@ -367,6 +377,6 @@ def split_segments(text: str) -> list[str]:
     out = []
     for s, e in spans:
         seg = text[s:e].strip()
-        if seg and re.search(r"[A-Za-z]", seg):
+        if seg and _HAS_LETTER.search(seg):
             out.append(seg)
     return out

@@ -14,7 +14,10 @@ the cosine of the correction to the rule's sentence, each pair gets:
 - lexical novelty: the share of the correction's content stems the rule does not hold;
 - polarity, read by the one ConText stage of :mod:`toolkit.text`: whether the correction negates
   what it says and whether the rule is itself a prohibition (stopping what a rule requires is a
-  retraction or a replacement; repeating a prohibition is a restatement).
+  retraction or a replacement; repeating a prohibition is a restatement);
+- the object the correction names a rule by ("the answer length rule", "the em dash thing": the
+  ``named_object`` kind of ``resolution/cues``) read against the rule: the share of the object's
+  content stems the rule holds and the object's cosine to the rule (0 when no object is named).
 
 No phrase is named here: words come from the shared text layer and the cue tables, similarity from
 the semantic layer (``toolkit.rules._embed``).
@@ -31,6 +34,7 @@ from toolkit.records import Rule
 from toolkit.rules._embed import embed
 from toolkit.rules.resolution_cues import content_stems
 from toolkit.rules.resolution_semantic import rule_sentence
+from toolkit.text import load_table
 from toolkit.text._context import find_modifiers
 
 #: names of the pair-feature columns (the target model's inputs, in order)
@@ -38,8 +42,15 @@ PAIR_COLUMNS: tuple[str, ...] = (
     "cos_whole", "cos_best_clause", "gap_to_best", "is_top", "inv_rank", "lexical_overlap",
     "grammar_target", "cos_behavior", "cos_conditions", "margin_over_others", "z_in_library",
     "own_project_named", "other_project_named", "novelty", "rule_is_prohibition",
-    "polarity_flip",
+    "polarity_flip", "object_overlap", "object_cos",
 )
+_NAMED_OBJECT = load_table("resolution/cues")["named_object"]
+
+
+@lru_cache(maxsize=8192)
+def named_objects(text: str) -> tuple[str, ...]:
+    """The objects ``text`` names a rule by ("the answer length rule" -> "answer length")."""
+    return tuple(dict.fromkeys(m.group(1) for m in _NAMED_OBJECT.finditer(text)))
 
 
 @lru_cache(maxsize=8192)
@@ -110,9 +121,17 @@ def pair_matrix(correction: str, queries: Sequence[str], library: Sequence[Rule]
     neg_c = float(_negated(correction))
     flip = np.abs(prohib - neg_c)
     g_t = np.array([float(r.id in grammar_targets) for r in library])
+    obj_lex, obj_cos = np.zeros(n), np.zeros(n)
+    objects = named_objects(correction)
+    if objects:
+        o_stems = [_stems(o) for o in objects]
+        for j, r in enumerate(library):
+            r_stems = _stems(rule_sentence(r))
+            obj_lex[j] = max(len(o & r_stems) / max(len(o), 1) for o in o_stems)
+        obj_cos = (embed(list(objects), embedder) @ rv.T).max(axis=0)
     return np.stack([whole, best, best - s1, (rank == 0).astype(float), 1.0 / (1.0 + rank), lex,
-                     g_t, beh, cond, margin, z, own, other, novelty, prohib, flip],
-                    axis=1).astype(np.float32)
+                     g_t, beh, cond, margin, z, own, other, novelty, prohib, flip, obj_lex,
+                     obj_cos], axis=1).astype(np.float32)
 
 
 #: case-level columns read off the pair matrix of the most similar rule (the operation model's)
