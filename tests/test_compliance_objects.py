@@ -88,3 +88,17 @@ def test_annotator_ids_reused_by_another_batch_are_namespaced() -> None:
     assert pts[0].annotator == "w24/tomasz"
     same = namespaced("w24", [pt], {"tomasz": prof}, {"w20-tomasz"})
     assert same[0][0].annotator == "tomasz"
+
+
+def _lexicon_cases() -> list[tuple[str, str, str]]:
+    from toolkit.compliance._lexicons import ENTRIES
+
+    return [(n, kind, ex) for n, e in ENTRIES.items() for kind in ("match", "not_match") for ex in e[kind]]
+
+
+@pytest.mark.parametrize(("name", "kind", "example"), _lexicon_cases(),
+                         ids=[f"{n}:{k}:{e[:20]}" for n, k, e in _lexicon_cases()])
+def test_lexicon_examples(name: str, kind: str, example: str) -> None:
+    from toolkit.compliance._lexicons import ENTRIES, entry_hits
+
+    assert entry_hits(ENTRIES[name], example) is (kind == "match")
