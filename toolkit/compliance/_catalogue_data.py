@@ -78,22 +78,34 @@ def expand(rx: str) -> str:
 
 class Capture(BaseModel):
     """A parameter read from a group of a pattern's match (the first of ``group`` that took part when it is a
-    list): text (through ``map``) or a number (digits, or a word through ``map``; the trigger does not fire
-    when it is neither)."""
+    list): text (through ``map``), every group that took part (``texts``, a tuple) or a number (digits with
+    optional thousands commas, or a word through ``map``; the trigger does not fire when it is neither). A
+    number is multiplied by ``scale``'s value for the text of group ``unit`` (e.g. hours -> 60 minutes) and
+    ``add`` is added when every ``add_if`` pattern matches the lower-cased rule ("under 50" allows 49)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     group: int | list[int]
-    type: str = Field(pattern="^(text|number)$")
+    type: str = Field(pattern="^(text|texts|number)$")
     map: dict[str, bool | str | int] = Field(default_factory=dict)
+    unit: int | None = None
+    scale: dict[str, int] = Field(default_factory=dict)
+    add: int = 0
+    add_if: list[str] = Field(default_factory=list)
 
-    def value(self, m: re.Match) -> str | int | bool | None:
+    def value(self, m: re.Match, low: str = "") -> str | int | bool | tuple[str, ...] | None:
         groups = self.group if isinstance(self.group, list) else [self.group]
+        if self.type == "texts":
+            return tuple(m.group(g) for g in groups if m.group(g))
         raw = next((m.group(g) for g in groups if m.group(g) is not None), None)
         if raw is None:
             return None
-        if self.type == "number":
-            return int(raw) if raw.isdigit() else self.map.get(raw)
-        return self.map.get(raw, raw)
+        if self.type == "text":
+            return self.map.get(raw, raw)
+        n = int(raw.replace(",", "")) if raw.replace(",", "").isdigit() else self.map.get(raw)
+        if n is None or isinstance(n, bool) or not isinstance(n, int):
+            return n
+        n *= self.scale.get(m.group(self.unit), 1) if self.unit is not None else 1
+        return n + (self.add if self.add_if and all(re.search(rx, low) for rx in self.add_if) else 0)
 
 
 class Trigger(BaseModel):
@@ -185,7 +197,7 @@ class Emit(BaseModel):
         args = {k: v.build() if isinstance(v, MatchSpec) else tuple(v) if isinstance(v, list) else v
                 for k, v in self.args.items()}
         if self.capture:
-            got = {k: c.value(m) for k, c in self.capture.items()} if m is not None else {}
+            got = {k: c.value(m, low) for k, c in self.capture.items()} if m is not None else {}
             if not got or any(v is None for v in got.values()):
                 return None
             args.update(got)

@@ -39,7 +39,9 @@ from toolkit.compliance._catalogue import CatalogueReading, combine
 from toolkit.compliance._checks import View
 from toolkit.compliance._conditions import Conditional, condition_holds
 from toolkit.compliance._interpreter import CompiledPreference, compile_preference
+from toolkit.compliance._objects import OBJECT_NAMES, object_features
 from toolkit.compliance._parts import Scope
+from toolkit.compliance._scope_context import CONTEXT_NAMES, context_features
 from toolkit.compliance._types import Evidence, Rule
 
 _STOP = frozenset("""a an the and or but if of to in on for with at by from as is are be been being it its this that
@@ -339,10 +341,23 @@ def scope_features(pairs: Sequence[PairInput], embed) -> np.ndarray:
     return np.hstack([np.asarray(rows, np.float64).reshape(len(pairs), 9), sims])
 
 
-FEATURE_NAMES = CUE_NAMES + SIM_NAMES + CLAUSE_NAMES + SCOPE_NAMES
+def kind_free_features(pairs: Sequence[PairInput]) -> np.ndarray:
+    """Per pair, the readings that need no catalogue kind: the rule's objects present or absent with
+    their clause's polarity (:mod:`._objects`), and its conditions and exceptions read on the delivery's
+    whole context (:mod:`._scope_context`). Columns: :data:`OBJECT_NAMES` + :data:`CONTEXT_NAMES`."""
+    rows = []
+    for p in pairs:
+        cp = compile_preference(p.rule)
+        rows.append(object_features(p.rule.text, p.view) +
+                    context_features(list(cp.applies_when), list(cp.except_when), p.view))
+    return np.asarray(rows, np.float64).reshape(len(pairs), len(OBJECT_NAMES) + len(CONTEXT_NAMES))
+
+
+FEATURE_NAMES = CUE_NAMES + SIM_NAMES + CLAUSE_NAMES + SCOPE_NAMES + OBJECT_NAMES + CONTEXT_NAMES
 
 
 def pair_matrix(pairs: Sequence[PairInput], embed) -> np.ndarray:
     """The learned reader's design matrix for many pairs (columns: :data:`FEATURE_NAMES`)."""
     cues, sims, _ = build(pairs, embed)
-    return np.hstack([cues, sims, clause_features(pairs, embed), scope_features(pairs, embed)])
+    return np.hstack([cues, sims, clause_features(pairs, embed), scope_features(pairs, embed),
+                      kind_free_features(pairs)])

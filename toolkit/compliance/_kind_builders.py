@@ -23,11 +23,9 @@ from toolkit.compliance._kinds import (
     _METRIC,
     _NUM_WORDS,
     _TO_KM,
-    Advice,
     Bookend,
     CitationComma,
     CodeLanguages,
-    CommitSubjectLength,
     DateFormat,
     DistanceCap,
     FileNaming,
@@ -37,9 +35,7 @@ from toolkit.compliance._kinds import (
     RequireLiteral,
     Sections,
     SpellSmallNumbers,
-    SubjectLine,
     Substitute,
-    TimeCap,
     Units,
     WrapErrors,
     _name_pattern,
@@ -237,11 +233,6 @@ def _named_sections(body: str, m: re.Match, out: list[Check], state: dict) -> No
         _drop(state, "*headings*")
 
 
-@builder("advice")
-def _advice(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(Advice(tuple(x for x in (m.group("v"), m.group("v2")) if x)))
-
-
 @builder("distance_cap")
 def _distance_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     unit = m.group(2).rstrip("s")
@@ -297,14 +288,6 @@ def _list_ban(body: str, m: re.Match, out: list[Check], state: dict) -> None:
         _drop(state, "*domain*")
 
 
-@builder("commit_subject")
-def _commit_subject(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    """A commit subject's length cap; "under 50" allows 49."""
-    out.append(CommitSubjectLength(int(m.group(1)) - (1 if re.search(r"\b(under|below|<(?!=))", body.lower()) else 0)))
-    out[:] = [c for c in out if not isinstance(c, SubjectLine)]
-    _drop(state, "*code_line_length*", "*char_limit*")
-
-
 @builder("spell_small_numbers")
 def _spell_small_numbers(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     lim = m.group(1) or m.group(2) or "ten"
@@ -347,6 +330,15 @@ def _concepts(body: str, m: re.Match, out: list[Check], state: dict) -> None:
             _drop(state, f"*forbid-containing:{mm.group(0).split()[0]}*")
 
 
+def _identifier_use(ident: str) -> str:
+    """A use of a banned identifier in code: a method (``.append``) when called, a qualified name
+    (``Obj.magic``, ``fmt.Println``) wherever it stands as a whole name, called with parentheses or, as in
+    OCaml and Haskell, without (``Obj.magic x``)."""
+    if ident.startswith("."):
+        return re.escape(ident) + r"\s*\("
+    return r"(?<![\w.])" + re.escape(ident) + r"(?![\w])"
+
+
 @builder("code_identifier")
 def _code_identifier(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     """A code identifier that must not be left in code (fmt.Println, console.log ...); after "not"/"instead of"
@@ -369,7 +361,7 @@ def _code_identifier(body: str, m: re.Match, out: list[Check], state: dict) -> N
         r"java|swift|tex|ipynb|pdf|docx?|xlsx?|png|svg)$", i, re.I)]
     if ids and re.search(rf"\b{_NEG}\b|\bremove\b|\bstrip\b|\bleft\b|\btake out\b|\bget rid of\b|\bclean out\b|\bdelete\b",
                          low) and not any(isinstance(c, WrapErrors) for c in out):
-        out.append(Forbid(ids[0], Matcher((), (("" if ids[0].startswith(".") else r"\b") + re.escape(ids[0]) + r"\s*\(",)),
+        out.append(Forbid(ids[0], Matcher((), (_identifier_use(ids[0]),)),
                           where="code", task_override=False, ask=f"remove the {ids[0]} calls"))
         _drop(state, f"*forbid-containing:{ids[0].split('.')[0].lower()}*")
 
@@ -381,12 +373,6 @@ def _max_marks(body: str, m: re.Match, out: list[Check], state: dict) -> None:
     if n is not None:
         out.append(MaxMarks(label, rx, n))
         _drop(state, f"*forbid:{label}*")
-
-
-@builder("time_cap")
-def _time_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    out.append(TimeCap(int(m.group(1)) * (60 if m.group(2).startswith("h") else 1)))
-    _drop(state, "*domain*")
 
 
 @builder("code_languages")
@@ -504,13 +490,6 @@ def _gluten(body: str, m: re.Match, out: list[Check], state: dict) -> None:
                  for w in words)
     out.append(Forbid("gluten", Matcher((), pats), task_override=True, ask="keep it gluten-free"))
     _drop(state, "*domain*")
-
-
-@builder("money_cap")
-def _money_cap(body: str, m: re.Match, out: list[Check], state: dict) -> None:
-    if not any(isinstance(c, PriceCap) for c in out):
-        out.append(PriceCap(int((m.group(2) or m.group(3)).replace(",", ""))))
-        _drop(state, "*requireterms*")
 
 
 @builder("red_eye")

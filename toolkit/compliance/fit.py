@@ -40,8 +40,11 @@ def development_batches() -> list[tuple[Path, Path]]:
     return out
 
 
-def point_pairs(points: Iterable, profiles: dict) -> tuple[list[PairInput], list[int], list[str], list[str]]:
-    """Pair inputs, labels, groups (annotator) and point ids for annotated points."""
+def point_pairs(points: Iterable, profiles: dict, batch: str = "") -> tuple[list[PairInput], list[int], list[str],
+                                                                            list[str]]:
+    """Pair inputs, labels, groups and point ids for annotated points. Groups and point ids are qualified
+    by ``batch`` (``<batch>/<annotator>``, ``<batch>/<point id>``): writers working apart may reuse an
+    annotator's or a point's id, and two batches' annotators must never share a fold group."""
     pairs, ys, groups, ids = [], [], [], []
     for p in points:
         ev = Evidence("delivery", p.task, p.response, artifacts=p.artifacts)
@@ -52,8 +55,8 @@ def point_pairs(points: Iterable, profiles: dict) -> tuple[list[PairInput], list
             reading, sc = read_in_scope(rule, view, holding=hold)
             pairs.append(PairInput(rule, ev, reading, view, hold, sc))
             ys.append(int(p.corrected and pref.id in p.preference_ids))
-            groups.append(p.annotator)
-            ids.append(p.id)
+            groups.append(f"{batch}/{p.annotator}" if batch else p.annotator)
+            ids.append(f"{batch}/{p.id}" if batch else p.id)
     return pairs, ys, groups, ids
 
 
@@ -69,7 +72,7 @@ def load_training(batches: list[tuple[Path, Path]] | None = None):
         for f in sorted(prof.glob("*.yaml")):
             require_role(f, "fit")
         files[pts.relative_to(REPO_ROOT).as_posix()] = sha256_file(pts)
-        a, b, c, d = point_pairs(read_jsonl(pts, AnnotatedPoint), load_profiles(prof))
+        a, b, c, d = point_pairs(read_jsonl(pts, AnnotatedPoint), load_profiles(prof), batch=pts.parent.name)
         pairs += a
         ys += b
         groups += c

@@ -201,18 +201,34 @@ def recorded_first_contacts() -> list[dict]:
     return rows
 
 
+def namespaced(batch: str, points: list[AnnotatedPoint], profiles: dict[str, Profile],
+               taken: set[str]) -> tuple[list[AnnotatedPoint], dict[str, Profile]]:
+    """One batch's points and profiles with annotator ids made unique among the batches pooled so far.
+
+    Batches are written apart, so two writers may both call an annotator ``tomasz`` (or one writes
+    ``tomasz`` where another wrote ``w20-tomasz``). An id already ``taken`` by an earlier batch becomes
+    ``<batch>/<id>`` in this batch's profiles and points alike; the files are never edited, and ids
+    that do not clash stay as written (so recorded reports keep their names)."""
+    clash = set(profiles) & taken
+    if not clash:
+        return points, profiles
+    new = {pid: (f"{batch}/{pid}" if pid in clash else pid) for pid in profiles}
+    if set(new.values()) & taken:
+        raise ValueError(f"{batch}: annotator ids {sorted(clash)} clash even after namespacing by batch")
+    return ([p.model_copy(update={"annotator": new.get(p.annotator, p.annotator)}) for p in points],
+            {new[pid]: prof.model_copy(update={"id": new[pid]}) for pid, prof in profiles.items()})
+
+
 def load_set(folders: list[Path]) -> tuple[list[AnnotatedPoint], dict[str, Profile]]:
-    """Points and profiles of several batches pooled (annotator ids must not collide)."""
+    """Points and profiles of several batches pooled; an annotator id that another batch already used is
+    namespaced by its batch folder (:func:`namespaced`)."""
     points: list[AnnotatedPoint] = []
     profiles: dict[str, Profile] = {}
     for folder in folders:
         pts_path, prof_path = _batch_files(folder)
         require_role(pts_path, "evaluate")
-        pts = read_jsonl(pts_path, AnnotatedPoint)
-        profs = load_profiles(prof_path)
-        clash = set(profs) & set(profiles)
-        if clash:
-            raise ValueError(f"{folder}: annotator ids {sorted(clash)} also occur in another batch")
+        pts, profs = namespaced(folder.name, read_jsonl(pts_path, AnnotatedPoint), load_profiles(prof_path),
+                                set(profiles))
         points += pts
         profiles.update(profs)
     return points, profiles
