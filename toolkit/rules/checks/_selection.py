@@ -392,15 +392,28 @@ def _threadpools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-@cache
-def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
-    """The offline selector fit on every development selection set (roles checked)."""
+def development_selection_files() -> list[Any]:
+    """The files a development selector fit reads: every development selection set and
+    ``SPLITS.json`` (which decides the roles)."""
     from toolkit.diagnostics.selection import development_sets
+    from toolkit.paper import fixtures_dir
+
+    out = [fixtures_dir() / "SPLITS.json"]
+    for folder, *_ in development_sets():
+        out += sorted(f for f in folder.glob("*.json*") if f.name != "FIRST_CONTACT.json")
+    return out
+
+
+#: the code a selector fit runs (with everything it imports, and every resource table)
+SELECTOR_CODE: tuple[str, ...] = ("toolkit.rules.checks._selection", "toolkit.diagnostics.selection",
+                                  "toolkit.compliance", "resources/**/*.yaml", "resources/**/*.json")
+
+
+def _fit_default_selector(embedder: str) -> EmbeddingSelector:
+    from toolkit.diagnostics.selection import _select_input, development_sets
 
     items, gold, constrain, batches = [], [], [], []
     for folder, lib, tasks, g, _fixed in development_sets():
-        from toolkit.diagnostics.selection import _select_input
-
         for t in tasks:
             rec = _select_input(t, lib)
             items.append((rec.task, rec.instruction, lib, rec.project))
@@ -409,7 +422,20 @@ def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
             # the rules relevant to a task, not the unconditional ones the policy applies everywhere
             constrain.append(folder.name.startswith("firstcontact"))
             batches.append(folder.name)
-    return EmbeddingSelector(embedder=embedder).fit(items, gold, constrain, batches)
+    sel = EmbeddingSelector(embedder=embedder).fit(items, gold, constrain, batches)
+    sel._emb = None  # the embedder is loaded again on use, never pickled
+    return sel
+
+
+@cache
+def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
+    """The offline selector fit on every development selection set (roles checked); cached on
+    disk by :func:`toolkit.rules._model_cache.cached_fit`, keyed by the training files,
+    parameters and code, so CLI calls, notebooks and tests reuse one fit."""
+    from toolkit.rules._model_cache import cached_fit
+
+    return cached_fit("selector", development_selection_files(), {"embedder": embedder, "version": 1},
+                      lambda: _fit_default_selector(embedder), code=SELECTOR_CODE)
 
 
 def _applies(rule: Rule, task: str, project: str | None) -> bool | None:

@@ -663,13 +663,45 @@ def development_judge_sets() -> list[tuple[str, list, dict[str, str]]]:
     return out
 
 
+def development_judge_files() -> list[Any]:
+    """The files a development judge fit reads: every development judge set with its gold, and
+    ``SPLITS.json`` (which decides the roles)."""
+    from toolkit.diagnostics.checks import batch_folders, gold_path
+    from toolkit.paper import fixtures_dir
+    from toolkit.splits import role_of
+
+    base = fixtures_dir() / "checks"
+    out = [fixtures_dir() / "SPLITS.json"]
+    for folder, stem in [(base, "dev_judge"), *[(f, "judge") for f in batch_folders(base)]]:
+        if role_of(folder / f"{stem}.jsonl") == "development":
+            out += [folder / f"{stem}.jsonl", gold_path(folder, stem)]
+    return out
+
+
+#: the code a judge fit runs (the modules with everything they import, and every resource table,
+#: the compliance reader's shipped model included): a change to any of them refits
+JUDGE_CODE: tuple[str, ...] = ("toolkit.rules.checks._spec", "toolkit.rules.checks._api",
+                               "toolkit.rules.checks._judge", "toolkit.compliance",
+                               "resources/**/*.yaml", "resources/**/*.json")
+
+
 @cache
 def default_spec_judge(embedder: str = "minilm") -> SpecJudge:
-    """The offline specification judge fit on every development judge set."""
-    items, labels, groups = [], [], []
-    for name, recs, gold in development_judge_sets():
-        for r in recs:
-            items.append((r.rule, None, r.evidence))
-            labels.append(gold[r.id])
-            groups.append(f"{name}:{r.rule.id}")
-    return SpecJudge(embedder=embedder).fit(items, labels, groups)
+    """The offline specification judge fit on every development judge set (cached on disk by
+    :func:`toolkit.rules._model_cache.cached_fit`, keyed by the training files, parameters and
+    code, so CLI calls, notebooks and tests reuse one fit; the fitted judge is the same object)."""
+    from toolkit.rules._model_cache import cached_fit
+
+    def build() -> SpecJudge:
+        items, labels, groups = [], [], []
+        for name, recs, gold in development_judge_sets():
+            for r in recs:
+                items.append((r.rule, None, r.evidence))
+                labels.append(gold[r.id])
+                groups.append(f"{name}:{r.rule.id}")
+        sj = SpecJudge(embedder=embedder).fit(items, labels, groups)
+        sj._vec = {}  # the embedding memo is not part of the fit (the embedder caches on disk)
+        return sj
+
+    return cached_fit("checks-judge", development_judge_files(), {"embedder": embedder, "version": 1}, build,
+                      code=JUDGE_CODE)
