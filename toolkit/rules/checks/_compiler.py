@@ -257,6 +257,8 @@ _NEUTRAL_TASKS = (
     "Update the copyright year in the footer template.",
 )
 _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
+DOMAIN_TASKS = True
+ECHO_CASES = False
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
@@ -305,7 +307,9 @@ def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
         conds = [*rule.conditions, *filter(None, [inline_condition(rule.behavior)[0]])]
         for c in conds[:2]:
             cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", c.strip().rstrip("."), flags=re.I)
-            parts.append(f"Note: {cond}.")
+            parts.append(f"{cond[:1].upper()}{cond[1:]}." if DOMAIN_TASKS else f"Note: {cond}.")
+        if conds and DOMAIN_TASKS:  # the rule's own domain: the task is what its condition names
+            return " ".join(parts)
         return " ".join(parts + [base])
     if rule.scope.startswith("project:"):
         return f"In the unrelated-sandbox project: {base}"
@@ -486,12 +490,20 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     forbid = spec.polarity == "forbid"
     if ins is None and forbid:
         ins = _own_instance(rule.behavior, spec.subject)
+    from toolkit.rules.checks._spec import spec_of
+
+    # a rendering that says the subject in words is evidence only when the words carry something
+    # concrete (a quoted term, code, a command, a limit, a kind); a rule of taste ("respect the
+    # spirit of the style guide") has nothing such evidence could show, so it gets no such case
+    echo = ECHO_CASES or bool(spec_of(rule).elements)
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
         for want, show in (("violation", forbid), ("pass", not forbid)):
             variants = []
             for inst in ([ins, None] if ins is not None else [None]):
+                if inst is None and show and not echo:
+                    continue  # the rule's own words echoed back are no evidence a reviewer can judge
                 variants.append(Case(_render(stage, show, spec.subject, inst, task, spec.target), want,  # type: ignore[arg-type]
                                      f"{stage}: {'violating' if want == 'violation' else 'compliant'}",
                                      f"{stage}:{want}"))

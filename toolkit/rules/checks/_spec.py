@@ -201,6 +201,8 @@ class Spec:
     forbidden: tuple[Element, ...]
     required: tuple[Element, ...]
     source: str = field(default="", compare=False)  # the behaviour it was read from
+    #: where a ban holds, when it names places ("calls inside Update or LateUpdate"): code functions
+    places: tuple[str, ...] = ()
 
     @property
     def elements(self) -> tuple[Element, ...]:
@@ -216,6 +218,7 @@ def _spec_cached(behavior: str) -> Spec:
 
     forb: list[Element] = []
     req: list[Element] = []
+    places: list[str] = []
     for pol, clause in clauses(strip_preamble(behavior)):
         bucket = forb if pol == "forbid" else req
         seen = {e.text.lower() for e in forb + req}
@@ -223,14 +226,21 @@ def _spec_cached(behavior: str) -> Spec:
             n = int((m.group("n") or m.group("n2")).replace(",", ""))
             unit = (m.group("unit") or m.group("unit2")).lower().rstrip("s")
             forb.append(Element(f"more than {n} {unit}s", "", "limit", "forbid", n))
+        # in a ban, what follows a place preposition says where it holds ("calls inside Update")
+        place = cue("ban_place").search(clause) if pol == "forbid" else None
+        named = clause[: place.start()] if place else clause
+        if place:  # the places: code names up to the end of the clause or a dash
+            tail = re.split(r"\s[—–-]\s|[;:.]\s", clause[place.end():])[0]
+            places += [t for t in re.findall(r"[`'\"]?([A-Za-z_]\w*)(?:\(\))?", tail)
+                       if t[:1].isupper() or "_" in t or f"{t}()" in tail or f"`{t}" in tail]
         quoted = []
-        for m in _QUOTED.finditer(clause):
+        for m in _QUOTED.finditer(named):
             q = next(g for g in m.groups() if g)
             quoted.append(q)
             if q.lower() not in seen and len(q.strip()) >= 2:
                 bucket.append(Element(q, _literal_pattern(q), "quoted", pol))
                 seen.add(q.lower())
-        bare = _QUOTED.sub(" ", clause)
+        bare = _QUOTED.sub(" ", named)
         for m in _CODEY.finditer(bare):
             t = m.group(0)
             if t.lower() in seen or t.lower() in _STOP_CODE or len(t) < 3:
@@ -241,7 +251,7 @@ def _spec_cached(behavior: str) -> Spec:
             if c.cued(clause) and f"concept:{name}" not in seen:
                 bucket.append(Element(name.replace("_", " "), "", f"concept:{name}", pol))
                 seen.add(f"concept:{name}")
-    return Spec(tuple(forb), tuple(req), behavior)
+    return Spec(tuple(forb), tuple(req), behavior, tuple(dict.fromkeys(places)))
 
 
 def spec_of(rule: Rule | str) -> Spec:
@@ -284,6 +294,39 @@ def _avoided(text: str, start: int) -> bool:
     return bool(cue("avoided").search(head))
 
 
+#: a trailing comment opened earlier on a line ("x = 1  // don't call Find here"): a mention after it is a comment
+_TRAILING_COMMENT = re.compile(r"(?<![:/])//|/\*|\s#\s|\s--\s")
+_FUNC = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*\([^;()]*\)\s*(?:->\s*[\w\[\], .]+)?\s*(?:\{|:|=>)?\s*")
+_NOT_FUNC = {"if", "for", "foreach", "while", "switch", "catch", "using", "lock", "return", "elif", "with", "match"}
+
+
+def enclosing_function(content: str, start: int) -> str | None:
+    """The name of the function a position of a code file sits in: a declaration earlier on the
+    same line (``void Awake() { ... }``), else the nearest less-indented declaration line above.
+    None when no declaration encloses it (file level, or a form this reading does not know)."""
+    a = content.rfind("\n", 0, start) + 1
+    same = [m for m in _FUNC.finditer(content[a:start]) if m.group("name") not in _NOT_FUNC
+            and "{" in m.group(0)]
+    if same:
+        return same[-1].group("name")
+    line = _line_of(content, start)
+    ind = len(line) - len(line.lstrip())
+    for ln in reversed(content[:a].splitlines()):
+        if not ln.strip() or ln.strip() in ("{", "}"):
+            continue
+        i = len(ln) - len(ln.lstrip())
+        if i >= ind:
+            continue
+        m = _FUNC.fullmatch(ln.strip())
+        if m and m.group("name") not in _NOT_FUNC:
+            return m.group("name")
+        m = re.match(r"\s*(?:[\w<>\[\],]+\s+)+(?P<name>[A-Za-z_]\w*)\s*\(", ln)
+        if m and m.group("name") not in _NOT_FUNC and ln.rstrip().endswith(("{", ")", ":")):
+            return m.group("name")
+        ind = i
+    return None
+
+
 def locate(spec: Spec, ev: EvidenceRecord) -> list[Hit]:
     """Every occurrence of every element in the evidence, with where it is and whether it is used."""
     hits: list[Hit] = []
@@ -299,8 +342,17 @@ def locate(spec: Spec, ev: EvidenceRecord) -> list[Hit]:
                 continue
             for m in el.finditer(a.content):
                 line = _line_of(a.content, m.start())
-                comment = bool(_COMMENT.search(line)) or bool(re.search(r"\{%-?\s*comment", line))
-                hits.append(Hit(el, "comment" if comment else "code", False, line.strip()[:120]))
+                comment = bool(_COMMENT.search(line)) or bool(re.search(r"\{%-?\s*comment", line)) \
+                    or bool(_TRAILING_COMMENT.search(a.content[a.content.rfind("\n", 0, m.start()) + 1: m.start()]))
+                where = "comment" if comment else "code"
+                # a ban that holds in some functions, in a file that declares one of them (else the
+                # words after the preposition were no function names: "in Python")
+                if where == "code" and el.polarity == "forbid" and \
+                        any(re.search(rf"\b{re.escape(p)}\s*\(", a.content) for p in spec.places):
+                    fn = enclosing_function(a.content, m.start())
+                    if fn is not None and fn not in spec.places:
+                        where = "code_elsewhere"  # used outside the places the ban names: not a use
+                hits.append(Hit(el, where, False, line.strip()[:120]))
         if ev.reply:
             hits += _prose_hits(el, ev.reply)
     return hits
