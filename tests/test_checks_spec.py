@@ -121,3 +121,20 @@ def test_character_limits_count_characters_of_a_named_line_and_read_action_texts
     long = make_evidence("pre_action", "t", action={"tool": "shell", "command": 'git commit -m "Fix the retry scheduler double booking"'})
     assert limit_over(sp, short) == 0.0
     assert limit_over(sp, long) > 0
+
+
+def test_a_ban_with_places_is_a_ban_in_those_functions():
+    """'No GetComponent calls inside Update or LateUpdate': the functions are where the ban holds,
+    not banned words; a call in Awake is no use, and a trailing comment is a mention."""
+    from toolkit.rules.checks._spec import enclosing_function
+
+    sp = spec_of("No GetComponent / FindObjectOfType calls inside Update, FixedUpdate or LateUpdate.")
+    assert [e.text for e in sp.forbidden] == ["GetComponent", "FindObjectOfType"]
+    assert sp.places == ("Update", "FixedUpdate", "LateUpdate")
+    code = ("class A : MonoBehaviour\n{\n    Rigidbody rb;  // don't GetComponent in Update\n"
+            "    void Awake() { rb = GetComponent<Rigidbody>(); }\n\n    void Update()\n    {\n"
+            "        var b = GetComponent<Rigidbody>();\n    }\n}\n")
+    where = [h.where for h in locate(sp, make_evidence("artifact", "t", artifacts={"A.cs": code}))]
+    assert where == ["comment", "code_elsewhere", "code"]
+    assert enclosing_function("def f(x):\n    if x:\n        print(x)\n", 30) == "f"
+    assert spec_of("Don't leave print statements in Python code.").places == ()
