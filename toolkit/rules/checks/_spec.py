@@ -539,6 +539,12 @@ class SpecJudge:
     #: pass against not_applicable below the threshold)
     binary: bool = True
     _vec: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    #: feature rows by item content (the diagnostic judges the development items it was fit on)
+    _feat: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the in-process memos (vectors, feature rows): not part of the fit."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_vec", "_feat")} | {"_vec": {}, "_feat": {}}
 
     def _vectors(self, texts: Sequence[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._vec]
@@ -550,7 +556,18 @@ class SpecJudge:
         return np.stack([self._vec[t] for t in texts]) if texts else np.zeros((0, 1))
 
     def features(self, items: Sequence[tuple[Rule, Any, EvidenceRecord]]) -> np.ndarray:
-        """One row of :data:`FEATURES` per (rule, check, evidence)."""
+        """One row of :data:`FEATURES` per (rule, check, evidence); rows are memoised by the
+        item's content (they are a deterministic function of it)."""
+        keys = [(r.model_dump_json(), json.dumps(c.to_dict(), sort_keys=True) if c is not None else "",
+                 ev.model_dump_json()) for r, c, ev in items]
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # each new key's first item
+        todo = [k for k in first if k not in self._feat]
+        if todo:
+            for k, row in zip(todo, self._features([items[first[k]] for k in todo]), strict=True):
+                self._feat[k] = row
+        return np.asarray([self._feat[k] for k in keys], dtype=float).reshape(len(items), len(FEATURES))
+
+    def _features(self, items: Sequence[tuple[Rule, Any, EvidenceRecord]]) -> np.ndarray:
         from toolkit.compliance import read_many
         from toolkit.rules.checks._api import auto_check
         from toolkit.rules.checks._judge import scope_stage, to_reader_evidence, to_reader_rule
@@ -754,9 +771,7 @@ def default_spec_judge(embedder: str = "minilm") -> SpecJudge:
                 items.append((r.rule, None, r.evidence))
                 labels.append(gold[r.id])
                 groups.append(f"{name}:{r.rule.id}")
-        sj = SpecJudge(embedder=embedder).fit(items, labels, groups)
-        sj._vec = {}  # the embedding memo is not part of the fit (the embedder caches on disk)
-        return sj
+        return SpecJudge(embedder=embedder).fit(items, labels, groups)
 
     return cached_fit("checks-judge", development_judge_files(), {"embedder": embedder, "version": 1}, build,
                       code=JUDGE_CODE)
