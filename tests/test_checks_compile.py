@@ -243,3 +243,61 @@ def test_names_a_rule_puts_in_json_render_as_the_objects_keys():
     c = compile_rules([rule])[0]
     shown = [cs.evidence.reply or "" for r in c.rounds for cs in r.proposal.cases if cs.expected == "pass"]
     assert any('"weight"' in s and '"zone"' in s for s in shown), shown
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("Never call the `deploy` tool with `environment` set to `production`.", "field_not_equals"),
+    ("The `region` argument of the upload tool must never be `us-east-1`.", "field_not_equals"),
+    ("No Markdown file you write may contain the string `TODO`.", "file_lacks_literal"),
+    ('Never leave "FIXME" in any Python file.', "file_lacks_literal"),
+    ("Calls to the `git_push` tool must always have `force` set to false.", "field_equals"),
+])
+def test_not_equal_file_literal_and_boolean_kinds_compile_and_validate(text, kind):
+    """Three kinds of directly computable rule (a tool argument that must never take a value, a
+    literal banned from files of a type, a bare true/false): programmatic and validated."""
+    from toolkit.rules.checks import compile_rules
+
+    c = compile_rules([Rule(id="x", behavior=text)])[0]
+    assert c.outcome == "programmatic" and c.check.type == kind, (c.outcome, c.reason)
+
+
+def test_not_equal_and_file_literal_checks_run():
+    from toolkit.rules.checks._types import FieldNotEquals, FileLacks, check_from_dict
+
+    ne = FieldNotEquals(target="action", field="environment", value="production", tool="deploy")
+    act = lambda tool, **a: make_evidence("pre_action", "t", action={"tool": tool, "args": a})  # noqa: E731
+    assert ne.run(act("deploy", environment="production")).label == "violation"
+    assert ne.run(act("deploy", environment="staging")).label == "pass"
+    assert ne.run(act("deploy")).label == "not_applicable"
+    assert ne.run(act("rollback", environment="production")).label == "not_applicable"  # another tool
+    fl = FileLacks(endings=(".md", ".markdown"), value="TODO")
+    art = lambda files: make_evidence("artifact", "t", artifacts=files)  # noqa: E731
+    assert fl.run(art({"docs/a.md": "# A\nTODO: x\n"})).label == "violation"
+    assert fl.run(art({"docs/a.md": "# A\n"})).label == "pass"
+    assert fl.run(art({"src/a.py": "# TODO\n"})).label == "not_applicable"
+    assert check_from_dict(fl.to_dict()) == fl and check_from_dict(ne.to_dict()) == ne
+
+
+def test_reviewer_reads_banned_values_and_file_types_its_own_way():
+    from toolkit.rules.checks._review import file_literal_label, literal_label
+
+    ban = Rule(id="b", behavior="Never call the `deploy` tool with `environment` set to `production`.")
+    act = lambda v: make_evidence("pre_action", "t", action={"tool": "deploy", "args": {"environment": v}})  # noqa: E731
+    assert literal_label(ban, act("production")) == "violation"
+    assert literal_label(ban, act("staging")) == "pass"
+    flag = Rule(id="f", behavior="Calls to the `git_push` tool must always have `force` set to false.")
+    push = lambda v: make_evidence("pre_action", "t", action={"tool": "git_push", "args": {"force": v}})  # noqa: E731
+    assert literal_label(flag, push(False)) == "pass" and literal_label(flag, push(True)) == "violation"
+    md = Rule(id="m", behavior="No Markdown file you write may contain the string `TODO`.")
+    art = lambda files: make_evidence("artifact", "t", artifacts=files)  # noqa: E731
+    assert file_literal_label(md, art({"a.md": "TODO"})) == "violation"
+    assert file_literal_label(md, art({"a.md": "done"})) == "pass"
+    assert file_literal_label(md, art({"a.py": "TODO"})) == "not_applicable"
+
+
+def test_a_taste_rule_gets_no_echoed_validation_case():
+    """A rule with no concrete element is not validated on cases that echo its words back."""
+    from toolkit.rules.checks import compile_rules
+
+    c = compile_rules([Rule(id="t", behavior="Respect the spirit of the style guide, not just the letter.")])[0]
+    assert c.outcome in ("guidance", "inactive"), (c.outcome, c.reason)

@@ -124,3 +124,43 @@ def test_character_limits_count_characters_of_a_named_line_and_read_action_texts
     long = make_evidence("pre_action", "t", action={"tool": "shell", "command": 'git commit -m "Fix the retry scheduler double booking"'})
     assert limit_over(sp, short) == 0.0
     assert limit_over(sp, long) > 0
+
+
+def test_a_ban_with_places_is_a_ban_in_those_functions():
+    """'No GetComponent calls inside Update or LateUpdate': the functions are where the ban holds,
+    not banned words; a call in Awake is no use, and a trailing comment is a mention."""
+    from toolkit.rules.checks._spec import enclosing_function
+
+    sp = spec_of("No GetComponent / FindObjectOfType calls inside Update, FixedUpdate or LateUpdate.")
+    assert [e.text for e in sp.forbidden] == ["GetComponent", "FindObjectOfType"]
+    assert sp.places == ("Update", "FixedUpdate", "LateUpdate")
+    code = ("class A : MonoBehaviour\n{\n    Rigidbody rb;  // don't GetComponent in Update\n"
+            "    void Awake() { rb = GetComponent<Rigidbody>(); }\n\n    void Update()\n    {\n"
+            "        var b = GetComponent<Rigidbody>();\n    }\n}\n")
+    where = [h.where for h in locate(sp, make_evidence("artifact", "t", artifacts={"A.cs": code}))]
+    assert where == ["comment", "code_elsewhere", "code"]
+    assert enclosing_function("def f(x):\n    if x:\n        print(x)\n", 30) == "f"
+    assert spec_of("Don't leave print statements in Python code.").places == ()
+
+
+def test_judge_and_selector_fits_are_cached_on_disk_by_data_and_code(tmp_path, monkeypatch):
+    """The judge's and the selector's fits are keyed by their development files (SPLITS.json
+    included), parameters and the code they run; a judge read back from the disk cache decides
+    as the fitted one (the same fit the session already made: no new fit here)."""
+    from toolkit.rules._model_cache import _code_files, cached_fit
+    from toolkit.rules.checks._selection import SELECTOR_CODE, development_selection_files
+    from toolkit.rules.checks._spec import JUDGE_CODE, default_spec_judge, development_judge_files
+
+    files = development_judge_files()
+    assert files[0].name == "SPLITS.json" and any(f.name == "judge.gold.jsonl" for f in files)
+    assert {"_spec.py", "_judge.py", "learned_reader.json"} <= {p.name for p in _code_files(JUDGE_CODE)}
+    assert any(f.name == "library_50.json" for f in development_selection_files())
+    assert {"_selection.py", "selection.py"} <= {p.name for p in _code_files(SELECTOR_CODE)}
+    sj = default_spec_judge()
+    monkeypatch.setenv("PREFMEM_CACHE_DIR", str(tmp_path))
+    cached_fit("checks-judge", files, {"t": 1}, lambda: sj, code=JUDGE_CODE)
+    again = cached_fit("checks-judge", files, {"t": 1}, lambda: pytest.fail("refit"), code=JUDGE_CODE)
+    items = [(_rule("Never use print() in library code."), None,
+              make_evidence("artifact", "t", artifacts={"lib/a.py": "print(1)\n"})),
+             (_rule("Never use print() in library code."), None, make_evidence("delivery", "t", reply="Done."))]
+    assert np.array_equal(sj.predict_proba(items), again.predict_proba(items)) and again is not sj

@@ -30,6 +30,8 @@ from toolkit.rules.checks import _resources as res
 from toolkit.rules.checks._types import (
     Check,
     FieldEquals,
+    FieldNotEquals,
+    FileLacks,
     JsonFields,
     Judgment,
     Label,
@@ -232,7 +234,17 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
             return StartsWith(target="reply", field="", value="|".join(lits)) if lits else None
         target = "action" if words and words[0] in ("commit", "branch", "tag", "pr", "pull") else _field_target(body)
         return StartsWith(target=target, field=name, value="|".join(lits)) if lits and name else None
-    if kind == "field_equals":
+    if kind == "field_not_equals":
+        value = params.get("value", "").strip()
+        tool = params.get("tool", "").strip()
+        target = "action" if tool else _field_target(body)
+        return FieldNotEquals(target=target, field=params["field"].strip(), value=value,
+                              tool=tool if target == "action" else "") if value else None
+    if kind == "file_lacks_literal":
+        endings = res.programmatic().endings(params.get("ftype", ""))
+        value = params.get("value", "")
+        return FileLacks(endings=endings, value=value) if endings and value.strip() else None
+    if kind in ("field_equals", "field_equals_boolean"):
         value = params.get("value") or params.get("bare") or ""  # a quoted literal, or a bare one (an address)
         return FieldEquals(target=_field_target(body), field=params["field"].strip().replace(" ", "_"),
                            value=value.strip()) if value.strip() else None
@@ -245,6 +257,8 @@ _NEUTRAL_TASKS = (
     "Update the copyright year in the footer template.",
 )
 _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
+DOMAIN_TASKS = True
+ECHO_CASES = False
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
@@ -293,7 +307,9 @@ def _task_for(rule: Rule, applicable: bool, salt: int) -> str:
         conds = [*rule.conditions, *filter(None, [inline_condition(rule.behavior)[0]])]
         for c in conds[:2]:
             cond = re.sub(r"^(?:when|whenever|if|while|for|in)\s+", "", c.strip().rstrip("."), flags=re.I)
-            parts.append(f"Note: {cond}.")
+            parts.append(f"{cond[:1].upper()}{cond[1:]}." if DOMAIN_TASKS else f"Note: {cond}.")
+        if conds and DOMAIN_TASKS:  # the rule's own domain: the task is what its condition names
+            return " ".join(parts)
         return " ".join(parts + [base])
     if rule.scope.startswith("project:"):
         return f"In the unrelated-sandbox project: {base}"
@@ -356,8 +372,25 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
         if chk.target == "reply" and not chk.field:
             mk = lambda v: make_evidence("delivery", task, reply=f"{v} the pagination helper is fixed.")  # noqa: E731
             return [Case(mk(lit), "pass", "opens with the literal"), Case(mk(wrong), "violation", "another opening"), na]
+    if isinstance(chk, FileLacks):
+        ext = next((e for e in chk.endings if e.startswith(".")), "")
+        path = f"docs/notes{ext}" if ext else chk.endings[0]
+        other = "src/app.py" if ext != ".py" else "docs/notes.md"
+        cases = []
+        for st in chk.stages():
+            mk = lambda files, st=st: make_evidence(st, task, artifacts=files,  # noqa: E731
+                                                    reply=_NEUTRAL_REPLY if st == "delivery" else None)
+            cases += [Case(mk({path: "# Notes\n\nThe pagination helper is fixed.\n"}), "pass",
+                           f"{st}: a file of the type without the literal"),
+                      Case(mk({path: f"# Notes\n\n{chk.value}: the pagination helper.\n"}), "violation",
+                           f"{st}: a file of the type with the literal")]
+        cases.append(Case(make_evidence("artifact", task, artifacts={other: f"# {chk.value}: tidy this\n"}),
+                          "not_applicable", "only a file of another type"))
+        return cases
     if isinstance(chk, FieldEquals):
         other = "something-else"
+        if chk.value.strip().lower() in ("true", "false"):  # a boolean's other value is its negation
+            other = "true" if chk.value.strip().lower() == "false" else "false"
         if isinstance(chk, StartsWith):
             lit = chk.literals()[0]
             return [Case(_field_case(chk, f"{lit} fix pagination", task, rule.behavior), "pass", "starts with the literal"),
@@ -377,6 +410,8 @@ def _programmatic_cases(chk: Check, rule: Rule) -> list[Case]:
         else:
             mk = lambda v: make_evidence("delivery", task, reply=f'{{"{chk.field}": "{v}"}}')  # noqa: E731
             na2 = na
+        if isinstance(chk, FieldNotEquals):
+            return [Case(mk(other), "pass", "another value"), Case(mk(chk.value), "violation", "the banned literal"), na2]
         return [Case(mk(chk.value), "pass", "the literal"), Case(mk(other), "violation", "another value"), na2]
     return []
 
@@ -407,7 +442,10 @@ def _field_case(chk: FieldEquals, value: str, task: str, rule_text: str = "") ->
             sem = res.semantic()  # the tool named for the field, then the tool an argument belongs to
             names = [m.group("tool").lower() for kind in (sem.tool_name, sem.argument_of)
                      for rx in kind.compiled() for m in rx.finditer(rule_text)]
-            act = {"tool": next((n for n in names if n not in stop), "tool"), "args": {chk.field: value}}
+            tool = chk.tool if isinstance(chk, FieldNotEquals) and chk.tool else \
+                next((n for n in names if n not in stop), "tool")
+            arg: Any = {"true": True, "false": False}.get(value.strip().lower(), value)  # a bare boolean as JSON's
+            act = {"tool": tool, "args": {chk.field: arg}}
         return make_evidence("pre_action", task, action=act)
     if chk.target == "artifact":
         return make_evidence("artifact", task, artifacts={"config.json": json.dumps({chk.field: value})})
@@ -452,12 +490,20 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     forbid = spec.polarity == "forbid"
     if ins is None and forbid:
         ins = _own_instance(rule.behavior, spec.subject)
+    from toolkit.rules.checks._spec import spec_of
+
+    # a rendering that says the subject in words is evidence only when the words carry something
+    # concrete (a quoted term, code, a command, a limit, a kind); a rule of taste ("respect the
+    # spirit of the style guide") has nothing such evidence could show, so it gets no such case
+    echo = ECHO_CASES or bool(spec_of(rule).elements)
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
         for want, show in (("violation", forbid), ("pass", not forbid)):
             variants = []
             for inst in ([ins, None] if ins is not None else [None]):
+                if inst is None and show and not echo:
+                    continue  # the rule's own words echoed back are no evidence a reviewer can judge
                 variants.append(Case(_render(stage, show, spec.subject, inst, task, spec.target), want,  # type: ignore[arg-type]
                                      f"{stage}: {'violating' if want == 'violation' else 'compliant'}",
                                      f"{stage}:{want}"))

@@ -47,6 +47,15 @@ class ProgrammaticFile(_Strict):
     about: str
     kinds: dict[str, PatternKind]
     targets_for_fields: dict[str, list[str]]
+    #: file types a rule names (the word it uses) and the file endings they cover
+    file_types: dict[str, list[str]] = Field(default_factory=dict)
+
+    def endings(self, name: str) -> tuple[str, ...]:
+        """The file endings of the file type ``name`` ("Markdown", "`.md`", "YAML"); () when unknown."""
+        key = name.strip("`'\" ").lower()
+        if key.startswith(".") and len(key) > 1:
+            return (key,)
+        return tuple(self.file_types.get(key, ()))
 
 
 class SemanticFile(_Strict):

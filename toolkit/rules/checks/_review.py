@@ -28,7 +28,7 @@ from toolkit.rules.checks._judge import (
     to_reader_rule,
 )
 from toolkit.rules.checks._resources import semantic
-from toolkit.rules.checks._types import Check, FieldEquals, SemanticSpec, check_from_dict
+from toolkit.rules.checks._types import Check, FieldEquals, FileLacks, SemanticSpec, check_from_dict
 
 _MAP = {"violation": "violation", "pass": "pass", "not_applicable": "not_applicable", "abstain": None}
 
@@ -62,6 +62,9 @@ class ReaderReviewer:
                            for lab, ev in zip(labels, evidence, strict=True))
         if isinstance(check, FieldEquals):  # literal rules: own token reading, at the stages checked
             labels = tuple(lit if ev.stage in needs and (lit := literal_label(rule, ev)) is not None else lab
+                           for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, FileLacks):  # a literal banned from files of a type: own reading of the files
+            labels = tuple(fl if ev.stage in needs and (fl := file_literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
@@ -262,15 +265,55 @@ def command_label(rule: Rule, command: str) -> str | None:
     return "pass" if any(t.lower() == lit.lower() for t in toks for lit in lits) else "violation"
 
 
+def file_literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
+    """The reviewer's own reading of a rule that keeps a quoted literal out of files of a type: the
+    file types are the rule's words that name one (``programmatic.yaml``'s ``file_types``, or a
+    ``.ext`` token); no written file of those types: not applicable; one containing a literal of
+    the rule: violation; else pass. None: the rule names no file type or no literal."""
+    from toolkit.rules.checks._resources import programmatic
+
+    table = programmatic()
+    endings = {e for w in re.findall(r"[\w.+#\-]+", rule.behavior) for e in table.endings(w)}
+    lits = [x for x in _LITERAL.findall(rule.behavior) if x.strip() and not table.endings(x)]
+    if not endings or not lits or ev.artifacts is None:
+        return None
+    files = [a for a in ev.artifacts if not a.deleted
+             and any(a.path.lower().endswith(e) if e.startswith(".") else a.path.rsplit("/", 1)[-1] == e
+                     for e in endings)]
+    if not files:
+        return "not_applicable"
+    return "violation" if any(lit in a.content for a in files for lit in lits) else "pass"
+
+
+def _banned_literal(rule: Rule) -> bool:
+    """Whether the rule's literal value is negated: in the text layer's negation scope, or after a
+    negation word of its sentence ("never call X with `env` set to `prod`" bans the value it names)."""
+    lits = list(_LITERAL.finditer(rule.behavior))
+    if not lits:
+        return False
+    i = lits[-1].start()
+    head = re.split(r"[.;!?]\s", rule.behavior[:i])[-1]  # the sentence before the value
+    return tx.negated_at(rule.behavior, i) or re.search(r"\b(?:never|not|no)\b|n't\b", head, re.I) is not None
+
+
 def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
-    """The reviewer's own reading of a literal-equality rule: does the evidence set a key the rule
-    names (a word of the rule), and is one of the rule's quoted literals its value?"""
+    """The reviewer's own reading of a literal rule: does the evidence set a key the rule names (a
+    word of the rule), and is one of the rule's literals (quoted, or a bare true / false) its value?
+    A literal in a negation's scope is banned, so the labels swap."""
+    got = _literal_label(rule, ev)
+    if got in ("pass", "violation") and _banned_literal(rule):
+        return "violation" if got == "pass" else "pass"
+    return got
+
+
+def _literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     from toolkit.rules.checks._types import evidence_text
 
     words = {w.lower().strip(".") for w in re.findall(r"[\w.\-]+", rule.behavior)}
     if ev.action is not None and isinstance(ev.action.get("args"), dict):
         lits = [x.strip().lower() for x in _LITERAL.findall(rule.behavior)] + [x.lower() for x in _NAMED.findall(rule.behavior)]
         lits += [x.lower() for x in _BARE.findall(_LITERAL.sub(" ", rule.behavior))]
+        lits += [x.lower() for x in re.findall(r"\b(?:true|false)\b", _LITERAL.sub(" ", rule.behavior), re.I)]
         for k, v in ev.action["args"].items():
             if k.lower() in words and lits:
                 return "pass" if str(v).strip().lower() in lits else "violation"

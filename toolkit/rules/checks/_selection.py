@@ -151,7 +151,12 @@ class EmbeddingSelector:
     positive; its logistic weight was the largest, 4.9). Without it, same leave-one-batch-out:
     0.492 / 0.610 and 0.533 / 0.615 (0.497 / 0.612 with the column held constant). Tried and not
     kept: ``background`` (boosting, batch folds: 0.354 / 0.461 and 0.401 / 0.432, recall bought with
-    precision under the floor)."""
+    precision under the floor). With w23 as development (9 sets), leave-one-batch-out over the eight
+    batches written apart, pooled recall / precision with library_50 and library_200: min_precision
+    0.6 (threshold 0.88-0.90) 0.563 / 0.629 and 0.560 / 0.608; 0.55: 0.597 / 0.578 and 0.607 / 0.563;
+    0.5: 0.628 / 0.532 and 0.643 / 0.510; fixed thresholds 0.8 / 0.7 / 0.6 / 0.5: recall 0.626 / 0.696 /
+    0.736 / 0.772 at precision 0.526 / 0.447 / 0.378 / 0.313 (50 rules). Under the 50-rule precision
+    bar (0.60) only 0.6 holds, so it stays; folds = one per batch (9) instead of 5: 0.565 / 0.629."""
 
     embedder: str = "minilm"
     threshold: float | None = None
@@ -392,15 +397,28 @@ def _threadpools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-@cache
-def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
-    """The offline selector fit on every development selection set (roles checked)."""
+def development_selection_files() -> list[Any]:
+    """The files a development selector fit reads: every development selection set and
+    ``SPLITS.json`` (which decides the roles)."""
     from toolkit.diagnostics.selection import development_sets
+    from toolkit.paper import fixtures_dir
+
+    out = [fixtures_dir() / "SPLITS.json"]
+    for folder, *_ in development_sets():
+        out += sorted(f for f in folder.glob("*.json*") if f.name != "FIRST_CONTACT.json")
+    return out
+
+
+#: the code a selector fit runs (with everything it imports, and every resource table)
+SELECTOR_CODE: tuple[str, ...] = ("toolkit.rules.checks._selection", "toolkit.diagnostics.selection",
+                                  "toolkit.compliance", "resources/**/*.yaml", "resources/**/*.json")
+
+
+def _fit_default_selector(embedder: str) -> EmbeddingSelector:
+    from toolkit.diagnostics.selection import _select_input, development_sets
 
     items, gold, constrain, batches = [], [], [], []
     for folder, lib, tasks, g, _fixed in development_sets():
-        from toolkit.diagnostics.selection import _select_input
-
         for t in tasks:
             rec = _select_input(t, lib)
             items.append((rec.task, rec.instruction, lib, rec.project))
@@ -409,7 +427,20 @@ def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
             # the rules relevant to a task, not the unconditional ones the policy applies everywhere
             constrain.append(folder.name.startswith("firstcontact"))
             batches.append(folder.name)
-    return EmbeddingSelector(embedder=embedder).fit(items, gold, constrain, batches)
+    sel = EmbeddingSelector(embedder=embedder).fit(items, gold, constrain, batches)
+    sel._emb = None  # the embedder is loaded again on use, never pickled
+    return sel
+
+
+@cache
+def default_selector(embedder: str = "minilm") -> EmbeddingSelector:
+    """The offline selector fit on every development selection set (roles checked); cached on
+    disk by :func:`toolkit.rules._model_cache.cached_fit`, keyed by the training files,
+    parameters and code, so CLI calls, notebooks and tests reuse one fit."""
+    from toolkit.rules._model_cache import cached_fit
+
+    return cached_fit("selector", development_selection_files(), {"embedder": embedder, "version": 1},
+                      lambda: _fit_default_selector(embedder), code=SELECTOR_CODE)
 
 
 def _applies(rule: Rule, task: str, project: str | None) -> bool | None:

@@ -4,7 +4,9 @@ Programmatic types run locally without a model call:
 
 - ``max_words``: an explicit word limit on the reply (delivery stage);
 - ``json_fields``: a JSON reply that must carry named fields (delivery stage);
-- ``field_equals``: a field of an action, artifact or reply equal to a literal.
+- ``field_equals``: a field of an action, artifact or reply equal to a literal (``starts_with``:
+  starting with one; ``field_not_equals``: never equal to one);
+- ``file_lacks_literal``: no written file of a named type contains a literal.
 
 ``semantic`` is a specification (when the rule applies, what is required, what counts as
 compliance and violation, which evidence each stage needs) judged by the compliance reader or an
@@ -368,6 +370,67 @@ class StartsWith(FieldEquals):
 
 
 @dataclass(frozen=True)
+class FieldNotEquals(FieldEquals):
+    """A field of an action, artifact or reply must never equal a literal (``tool``: the call it
+    belongs to, when the rule names one; a call of another tool is not reached)."""
+
+    tool: str = ""
+    type: ClassVar[str] = "field_not_equals"
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if self.target == "action" and self.tool and ev.action is not None and ev.stage in self.needs():
+            name = ev.action.get("tool") or ev.action.get("name")
+            if isinstance(name, str) and name.lower() not in (self.tool.lower(), "shell", "bash"):
+                return Judgment("not_applicable", f"the action calls {name}, not {self.tool}", (), "programmatic")
+        return super().run(ev)
+
+    def _verdict(self, found: str, where: str, quote: str) -> Judgment:
+        same = found.strip().strip("'\"").lower() == self.value.strip().lower()
+        label: Label = "violation" if same else "pass"
+        return Judgment(label, f"{where} {self.field} is {found!r}, never allowed: {self.value!r}",
+                        (quote,) if quote else (), "programmatic")
+
+
+@dataclass(frozen=True)
+class FileLacks(Check):
+    """No written file of the named types (``endings``: ``.md``, ``.py``, or a file name such as
+    ``Dockerfile``) may contain ``value``; no such file written: not applicable."""
+
+    endings: tuple[str, ...]
+    value: str
+    type: ClassVar[str] = "file_lacks_literal"
+
+    def needs(self) -> dict[str, list[str]]:
+        return {"artifact": ["artifacts"], "delivery": ["artifacts"]}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "endings": list(self.endings), "value": self.value}
+
+    def covers(self, path: str) -> bool:
+        p = path.lower()
+        return any(p.endswith(e.lower()) if e.startswith(".") else p.rsplit("/", 1)[-1] == e.lower()
+                   for e in self.endings)
+
+    def run(self, ev: EvidenceRecord) -> Judgment:
+        if ev.stage not in self.needs():
+            return _na(ev.stage, "file")
+        if ev.artifacts is None:
+            if ev.stage == "artifact":
+                return Judgment("unknown", "no artifacts in the evidence", (), "programmatic")
+            return Judgment("not_applicable", "no files written", (), "programmatic")
+        files = [a for a in ev.artifacts if not a.deleted and self.covers(a.path)]
+        if not files:
+            return Judgment("not_applicable", f"no {'/'.join(self.endings)} file written", (), "programmatic")
+        for a in files:
+            i = a.content.find(self.value)
+            if i >= 0:
+                line = a.content[a.content.rfind("\n", 0, i) + 1:].split("\n", 1)[0].strip()
+                return Judgment("violation", f"{a.path} contains {self.value!r}", (line,) if line else (),
+                                "programmatic")
+        return Judgment("pass", f"no {'/'.join(self.endings)} file contains {self.value!r}", (), "programmatic")
+
+
+@dataclass(frozen=True)
 class MaxLines(Check):
     """An explicit line limit on the reply (non-empty lines of the whole reply, code included)."""
 
@@ -423,7 +486,8 @@ class SemanticSpec(Check):
 #: check types by name (a researcher's own type registers here)
 CHECK_TYPES: dict[str, type[Check]] = {
     "max_words": MaxWords, "json_fields": JsonFields, "field_equals": FieldEquals, "semantic": SemanticSpec,
-    "starts_with": StartsWith, "max_lines": MaxLines,
+    "starts_with": StartsWith, "max_lines": MaxLines, "field_not_equals": FieldNotEquals,
+    "file_lacks_literal": FileLacks,
 }
 
 
@@ -440,7 +504,7 @@ def check_from_dict(d: dict[str, Any]) -> Check:
     cls = CHECK_TYPES.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown check type {kind!r}; known: {', '.join(sorted(CHECK_TYPES))}")
-    for k in ("fields", "conditions", "exceptions"):
+    for k in ("fields", "conditions", "exceptions", "endings"):
         if k in d and isinstance(d[k], list):
             d[k] = tuple(d[k])
     return cls(**d)
