@@ -90,3 +90,22 @@ def test_step_rejects_wrong_number_of_decisions():
     env.reset()
     with pytest.raises(ValueError, match="expected 2 decisions"):
         env.step([True])
+
+
+def test_stream_pickles_its_hit_arrays_flat_and_comes_back_equal():
+    """Sweep tasks ship streams to joblib workers: the per-fact arrays travel as one array and
+    lengths, and come back equal (values and dtype), with and without per-turn hit counts."""
+    import pickle
+
+    streams = build_streams(_facts())
+    with_turns = dataclasses.replace(streams[0], hit_turns=tuple(np.ones(len(h), np.int64) * 2
+                                                                 for h in streams[0].hits))
+    for s in [*streams, with_turns]:
+        t = pickle.loads(pickle.dumps(s))
+        assert (t.user, t.fact_ids, t.texts) == (s.user, s.fact_ids, s.texts)
+        assert np.array_equal(t.sessions, s.sessions)
+        for a, b in zip(t.hits, s.hits, strict=True):
+            assert np.array_equal(a, b) and a.dtype == b.dtype
+        assert (t.hit_turns is None) == (s.hit_turns is None)
+        assert t.n_hits == s.n_hits and np.array_equal(t.first_hit, s.first_hit)
+        assert np.array_equal(np.concatenate(t.hit_pairs()), np.concatenate(s.hit_pairs()))

@@ -123,3 +123,26 @@ def test_members_forked_on_decisions_match_runs_of_their_own(small, feedback):
                     diff = np.flatnonzero(new.added[c] != new.added[c2])
                     late += bool(len(diff)) and diff[0] > 0
     assert late > 0  # some siblings agreed for a while, then forked
+
+
+def test_shared_inverse_slots_update_like_own_inverses():
+    """Columns that share a ridge inverse slot (forked, same facts joined so far) get the same
+    inverse, bit for bit, as columns that each keep their own: a slot whose columns add different
+    facts is split, one whose columns add the same facts is updated once."""
+    from toolkit.gating.fast import _woodbury, _woodbury_shared
+
+    rng = np.random.default_rng(0)
+    d, k = 5, 3
+    A = rng.normal(size=(2, d, d))
+    base = np.linalg.inv(np.eye(d)[None] * 2.0 + A @ A.transpose(0, 2, 1))
+    F = rng.normal(size=(k, d))
+    mask = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0], [1, 1, 0], [1, 1, 0]], dtype=bool)
+    pid = np.array([0, 0, 0, 1, 1, 5, 6], dtype=np.int64)  # columns 0-2 share slot 0, 3-4 slot 1
+    P = np.zeros((7, d, d))
+    P[:2] = base
+    own = base[[0, 0, 0, 1, 1]].copy()
+    _woodbury(own, slice(0, 5), F, mask)
+    _woodbury_shared(P, pid, 5, F, mask)
+    for c in range(5):
+        assert np.array_equal(P[pid[c]], own[c])
+    assert len({int(pid[c]) for c in range(5)}) == 4  # slot 0 split in three, slot 1 updated once

@@ -198,7 +198,8 @@ def _mean_and_width(P: np.ndarray, b: np.ndarray, Xs: np.ndarray) -> tuple[np.nd
     return score, W, width
 
 
-def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.ndarray) -> None:
+def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.ndarray,
+              dst: np.ndarray | None = None) -> None:
     """In place: ``P[c] <- (P[c]^-1 + sum_f mask[c, f] x_f x_f^T)^-1`` (Sherman-Morrison-Woodbury).
 
     ``P`` holds the inverses of the ridge systems; ``F`` (k, d) the facts that join, ``mask``
@@ -208,6 +209,11 @@ def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.n
     rows to the largest count), so the GEMMs shrink with the add rate; and one batched k x k
     inverse replaces a solve against d right-hand sides (measured: the same decisions on
     every configuration, about a quarter less CPU for a sweep).
+
+    With ``dst`` (an index array, one entry per row of ``rows``, which must then be an index
+    array too), row ``rows[i]``'s update is written to ``P[dst[i]]`` and ``P[rows[i]]`` is left
+    as it was: the same arithmetic, for inverses shared by several configurations
+    (:func:`_woodbury_shared`).
     """
     keep = mask.any(axis=0)
     if not keep.all():
@@ -220,6 +226,8 @@ def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.n
         mask = mask[some]
     elif not isinstance(rows, slice):
         rows, mask = rows[some], mask[some]
+        if dst is not None:
+            dst = dst[some]
     Pg = P[rows]
     g, d = Pg.shape[0], P.shape[1]
     counts = mask.sum(axis=1)
@@ -234,8 +242,71 @@ def _woodbury(P: np.ndarray, rows: slice | np.ndarray, F: np.ndarray, mask: np.n
         PF = (Pg.reshape(g * d, d) @ F.T).reshape(g, d, k) * w[:, None, :]  # P U^T, U = diag(w) F
         S = np.matmul(F, PF) * w[:, :, None]  # U P U^T (unmasked facts give identity rows)
     S[:, np.arange(k), np.arange(k)] += 1.0
-    # in place: a fresh (g, d, d) result per session cost more in page faults than the GEMM
-    P[rows] -= np.matmul(np.matmul(PF, np.linalg.inv(S)), PF.transpose(0, 2, 1))
+    upd = np.matmul(np.matmul(PF, np.linalg.inv(S)), PF.transpose(0, 2, 1))
+    if dst is None:  # in place: a fresh (g, d, d) result per session cost more in page faults than the GEMM
+        P[rows] -= upd
+    else:
+        np.subtract(Pg, upd, out=Pg)
+        P[dst] = Pg
+
+
+def _woodbury_shared(P: np.ndarray, pid: np.ndarray, C: int, F: np.ndarray, mask: np.ndarray) -> None:
+    """:func:`_woodbury` for columns ``0..C-1`` whose inverses live in shared slots ``P[pid[c]]``.
+
+    Columns that share a slot and add the same facts get one update between them; a slot whose
+    columns add different facts is split: the columns that add nothing (else the group with the
+    smallest mask code) keep it, each other group gets a free slot holding its updated copy.
+    Each column's inverse is computed with the same arithmetic as its own :func:`_woodbury` row
+    (the batch's fact filter and padding are the same: the union and maximum over the same masks).
+    """
+    cp = pid[:C]
+    k = mask.shape[1]
+    if k > 62:  # mask codes as int64 bit sets; beyond that, one code per distinct row
+        _, code = np.unique(mask, axis=0, return_inverse=True)
+        code = code.reshape(-1).astype(np.int64) + (~mask.any(axis=1)) * -(1 << 40)
+    else:
+        code = mask.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+    order = np.lexsort((code, cp))
+    sp, sc = cp[order], code[order]
+    starts = np.ones(C, dtype=bool)
+    starts[1:] = (sp[1:] != sp[:-1]) | (sc[1:] != sc[:-1])
+    gid = np.cumsum(starts) - 1
+    rep = order[starts]  # a column of each group
+    g_slot = sp[starts]
+    stays = np.ones(len(rep), dtype=bool)  # the first group of each slot (the zero mask if any)
+    stays[1:] = g_slot[1:] != g_slot[:-1]
+    target = g_slot.copy()
+    if not stays.all():
+        used = np.zeros(P.shape[0], dtype=bool)
+        used[cp] = True
+        target[~stays] = np.flatnonzero(~used)[: int((~stays).sum())]
+        col_gid = np.empty(C, dtype=np.int64)
+        col_gid[order] = gid
+        pid[:C] = target[col_gid]
+    upd = mask[rep].any(axis=1)
+    if upd.any():
+        _woodbury(P, g_slot[upd], F, mask[rep[upd]], dst=target[upd])
+
+
+def _mean_and_width_shared(P: np.ndarray, pid: np.ndarray, b: np.ndarray, Xs: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_mean_and_width` for columns whose inverses live in shared slots ``P[pid]``:
+    ``V^-1 x`` and the width once per slot, the score per column (its own reward vector).
+    Returns the score (C, ns), ``V^-1 x`` per slot (U, d, ns), each column's slot row (C,)
+    and the width (C, ns)."""
+    used = np.zeros(P.shape[0], dtype=bool)
+    used[pid] = True
+    slots = np.flatnonzero(used)
+    row = np.empty(P.shape[0], dtype=np.int64)
+    row[slots] = np.arange(len(slots))
+    inv = row[pid]
+    U, d = len(slots), P.shape[1]
+    Pu = P[slots]
+    theta = np.matmul(Pu[inv], b[:, :, None])[:, :, 0]
+    Wu = (Pu.reshape(U * d, d) @ Xs.T).reshape(U, d, Xs.shape[0])
+    score = theta @ Xs.T
+    width = np.sqrt(np.maximum(np.einsum("cdn,nd->cn", Wu, Xs), 0.0))
+    return score, Wu, inv, width[inv]
 
 
 def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bool,
@@ -286,14 +357,17 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
     minb[:C] = np.iinfo(np.int64).max
     np.minimum.at(minb, mem_col, mem_budget)
     prior = np.asarray(grid.mu_prior, np.float64)
-    P = grow((1.0 / grid.lam)[:, None, None] * np.eye(d)[None])  # V^-1 with V = lam I
+    # V^-1 (V = lam I at the start) in slots shared by columns: a forked column reads its
+    # parent's slot until the facts joining their ridge systems differ (_woodbury_shared)
+    P = grow((1.0 / grid.lam)[:, None, None] * np.eye(d)[None])
+    pid = np.arange(cap, dtype=np.int64)  # column -> its slot in P
     b = grow(grid.lam[:, None] * prior)
     cum = np.zeros(cap, dtype=np.int64)
     rank = np.zeros((cap, n), dtype=np.int64)
     added = np.zeros((cap, n), dtype=bool)
     flipped = np.zeros((cap, n), dtype=bool)
     index = np.full((cap, n), np.nan) if return_index else None
-    state = [P, b, cum, rank, added, flipped] + ([index] if index is not None else [])
+    state = [pid, b, cum, rank, added, flipped] + ([index] if index is not None else [])
 
     def fork(src: np.ndarray, leaving: list[np.ndarray]) -> None:
         """New columns, copies of columns ``src``, for the members ``leaving`` each of them."""
@@ -341,18 +415,18 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
             end = int(np.searchsorted(sess, t - mv, side="right"))
             if end > ptr:
                 Nw = added[:C, ptr:end]
-                _woodbury(P, slice(0, C), X[ptr:end], Nw)
+                _woodbury_shared(P, pid, C, X[ptr:end], Nw)
                 b[:C] += (Nw & flipped[:C, ptr:end]).astype(np.float64) @ X[ptr:end]
                 ptr = end
         Xs = X[a:z]
-        score, W, width = _mean_and_width(P[:C], b[:C], Xs)
+        score, Wu, slot_row, width = _mean_and_width_shared(P, pid[:C], b[:C], Xs)
         bias: np.ndarray | float = 0.0
         r0 = int(np.searchsorted(sess, t - mv, side="right"))
         if running and r0 < a:
             R = slice(r0, a)
             pend = added[:C, R] & ~flipped[:C, R] & ((t - sess[R])[None, :] < mv)
             if pend.any():
-                G = np.abs(W.transpose(0, 2, 1) @ X[R].T)  # (C, ns, r)
+                G = np.abs(Wu[slot_row].transpose(0, 2, 1) @ X[R].T)  # (C, ns, r)
                 bias = np.einsum("cnr,cr->cn", G, pend.astype(np.float64))
         # every member's index and decisions from its column's score and width
         idx = score[mem_col] + mem_alpha[:, None] * width[mem_col] + (
@@ -375,7 +449,7 @@ def _fork_run(stream: UserStream, X: np.ndarray, grid: UCBGrid, return_index: bo
         cum[:C] += col_dec.sum(axis=1)
         added[:C, a:z] = col_dec
         if running:
-            _woodbury(P, slice(0, C), Xs, col_dec)
+            _woodbury_shared(P, pid, C, Xs, col_dec)
     return added[:C], None if index is None else index[:C], mem_cfg, mem_col
 
 
