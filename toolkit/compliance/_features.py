@@ -35,6 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from toolkit import text as tx
+from toolkit.compliance import _lexicons as lx
 from toolkit.compliance._catalogue import CatalogueReading, combine
 from toolkit.compliance._checks import View
 from toolkit.compliance._conditions import Conditional, condition_holds
@@ -44,10 +45,7 @@ from toolkit.compliance._parts import Scope
 from toolkit.compliance._scope_context import CONTEXT_NAMES, context_features
 from toolkit.compliance._types import Evidence, Rule
 
-_STOP = frozenset("""a an the and or but if of to in on for with at by from as is are be been being it its this that
-these those i me my you your we our they them he she his her not no never do does did don't dont can could should
-would will shall may might must have has had just very so than then there here what which who when where why how
-all any each every some more most less least only also too please always want like make sure keep use""".split())
+_STOP = lx.FEATURE_STOPWORDS
 _UNITS = {"word": "words", "sentence": "sentences", "line": "lines", "bullet": "bullets", "item": "bullets",
           "point": "bullets", "paragraph": "paragraphs", "character": "chars", "emoji": "emoji"}
 _LIMIT_RE = re.compile(r"\b(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|"

@@ -23,12 +23,10 @@ import re
 from functools import lru_cache
 
 from toolkit import text as tx
+from toolkit.compliance import _lexicons as lx
 from toolkit.compliance._checks import View
 
-_STOP = frozenset("""a an the and or but if of to in on for with at by from as is are be been being it its this that
-these those i me my you your we our they them he she his her not no never do does did can could should would will
-when whenever where while unless except only any some all each every one something anything thing things about
-into over under like ask asks asked asking write writing written work working""".split())
+_STOP = lx.CONTEXT_STOPWORDS
 
 CONTEXT_NAMES = ("scope_ctx_cond_task", "scope_ctx_cond_reply", "scope_ctx_cond_files", "scope_ctx_cond_any",
                  "scope_ctx_cond_path", "scope_ctx_cond_lang", "scope_ctx_exc_any")
