@@ -287,13 +287,13 @@ def file_literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
 
 def _banned_literal(rule: Rule) -> bool:
     """Whether the rule's literal value is negated: in the text layer's negation scope, or after a
-    negation word of its sentence ("never call X with `env` set to `prod`" bans the value it names)."""
+    negation word of its sentence (``negation_word`` in ``semantic.yaml``) ("never call X with `env` set to `prod`" bans the value it names)."""
     lits = list(_LITERAL.finditer(rule.behavior))
     if not lits:
         return False
     i = lits[-1].start()
     head = re.split(r"[.;!?]\s", rule.behavior[:i])[-1]  # the sentence before the value
-    return tx.negated_at(rule.behavior, i) or re.search(r"\b(?:never|not|no)\b|n't\b", head, re.I) is not None
+    return tx.negated_at(rule.behavior, i) or semantic().negation_word.search(head) is not None
 
 
 def literal_label(rule: Rule, ev: EvidenceRecord) -> str | None:
