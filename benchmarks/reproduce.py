@@ -1,7 +1,7 @@
 """Time every diagnostic of ``prefmem reproduce`` cold, a base commit beside the working tree, in one run.
 
     python benchmarks/reproduce.py [--base COMMIT] [NAME ...] [--sequential] [--keep DIR] [--json OUT]
-                                   [--set KEY=VALUE ...]
+                                   [--set KEY=VALUE ...] [--together J]
 
 For each diagnostic (all of ``prefmem reproduce --list`` by default, longest first), the base commit
 (default ``HEAD``: the last commit, so the run shows what the uncommitted change does; checked
@@ -79,15 +79,18 @@ def _compare(a: Path, b: Path) -> str:
 
 
 def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None,
-           sets: list[str] | None = None) -> tuple[subprocess.Popen, Path]:
+           sets: list[str] | None = None, jobs: int = 1) -> tuple[subprocess.Popen, Path]:
+    """``name`` is one diagnostic, or several joined by ``+`` run as one ``--jobs`` pool."""
     cache = work / f"cache-{side}-{name}"
     out = work / f"out-{side}"
     shutil.rmtree(cache, ignore_errors=True)
-    shutil.rmtree(out / name, ignore_errors=True)
+    for n in name.split("+"):
+        shutil.rmtree(out / n, ignore_errors=True)
     cache.mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": str(root), "PREFMEM_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
            "PREFMEM_PROGRESS": os.environ.get("PREFMEM_PROGRESS", "0")}
-    cmd = [sys.executable, "-m", "toolkit.cli", "reproduce", name, "--jobs", "1", "--out", str(out)]
+    cmd = [sys.executable, "-m", "toolkit.cli", "reproduce", *name.split("+"), "--jobs", str(jobs),
+           "--out", str(out)]
     if data_dir:
         cmd += ["--data-dir", data_dir]
     for kv in sets or []:
@@ -134,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
                          "finds, $PREFMEM_DATA_DIR or ../shared/data beside the checkout or its folder; "
                          "passed to both sides, so a base tree elsewhere reads the same data)")
     ap.add_argument("--json", help="write the rows as JSON here")
+    ap.add_argument("--together", type=int, default=0, metavar="J",
+                    help="run the NAMEs as one `prefmem reproduce NAME ... --jobs J` per side (one row: "
+                         "the pool's CPU, e.g. the gating sweep beside another diagnostic)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                     help="a diagnostic option for both sides (repeatable; not the full-scale run)")
     args = ap.parse_args(argv)
@@ -144,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown diagnostic(s) {', '.join(unknown)}; `prefmem reproduce --list` names: {' '.join(listed)}")
     names = args.names or [n for n in ORDER if n in listed] + [n for n in listed if n not in ORDER]
+    if args.together:
+        names = ["+".join(names)]
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="prefmem-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     base_root = work / "base-tree"
@@ -168,7 +176,8 @@ def _compare_runs(args: argparse.Namespace, names: list[str], work: Path, base_r
                           text=True, check=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "toolkit"],
                                 capture_output=True, text=True).stdout.strip())
-    print(f"cold `prefmem reproduce NAME --jobs 1`, fresh cache each; base {commit} vs working tree {head}"
+    jobs = args.together or 1
+    print(f"cold `prefmem reproduce NAME --jobs {jobs}`, fresh cache each; base {commit} vs working tree {head}"
           f"{' (+ uncommitted toolkit changes)' if dirty else ''}; data dir {args.data_dir}; work {work}"
           + (f"; options {' '.join(args.sets)} (not full scale)" if args.sets else ""))
     hdr = (f"{'diagnostic':<11} {'base cpu':>9} {'tree cpu':>9} {'ratio':>6} {'base wall':>10} {'tree wall':>10} "
@@ -179,11 +188,11 @@ def _compare_runs(args: argparse.Namespace, names: list[str], work: Path, base_r
         t = {}
         if args.sequential:
             for side, root in (("base", base_root), ("tree", ROOT)):
-                p, res = _start(side, root, name, work, args.data_dir, args.sets)
+                p, res = _start(side, root, name, work, args.data_dir, args.sets, jobs)
                 p.wait()
                 t[side] = res
         else:
-            procs = [(side, *_start(side, root, name, work, args.data_dir, args.sets))
+            procs = [(side, *_start(side, root, name, work, args.data_dir, args.sets, jobs))
                      for side, root in (("base", base_root), ("tree", ROOT))]
             for side, p, res in procs:
                 p.wait()
@@ -191,7 +200,8 @@ def _compare_runs(args: argparse.Namespace, names: list[str], work: Path, base_r
         m = {s: json.loads(r.read_text()) if r.exists() else {"rc": -1, "cpu": None, "wall": None}
              for s, r in t.items()}
         ok = all(v["rc"] == 0 for v in m.values())
-        tables = _compare(work / "out-base" / name, work / "out-tree" / name) if ok else \
+        tables = "; ".join(_compare(work / "out-base" / n, work / "out-tree" / n)
+                           for n in name.split("+")) if ok else \
             "FAILED: " + ", ".join(f"{s} rc {v['rc']}" for s, v in m.items() if v["rc"] != 0)
         b, w = m["base"], m["tree"]
         rc = b["cpu"] / w["cpu"] if ok and w["cpu"] else None

@@ -60,3 +60,45 @@ def test_worker_leaves_no_idle_joblib_workers():
     assert procs and any(p.is_alive() for p in procs)
     _stop_idle_loky_workers()
     assert not any(p.is_alive() for p in procs)
+
+
+def _square(x: int) -> tuple[int, int]:
+    import os
+
+    return x * x, os.getpid()
+
+
+def _total(shared: list[int], i: int) -> int:
+    return shared[i] + len(shared)
+
+
+def test_core_budget_runs_tasks_here_beside_another_diagnostic_and_on_workers_alone(monkeypatch):
+    """Inside a --jobs pool the gating sweep's tasks follow the shared core budget: one at a time
+    in this process while another diagnostic runs, on loky workers when it runs alone; a shared
+    argument reaches the workers as a file, once; the results are those of a serial run."""
+    import multiprocessing as mp
+    import os
+
+    from toolkit import _cores
+    from toolkit.cli import _stop_idle_loky_workers
+    from toolkit.gating import sweep
+
+    assert _cores.free_cores() is None  # no pool: callers keep their own n_jobs
+    counter = mp.get_context("spawn").Value("i", 0)
+    monkeypatch.setattr(_cores, "_RUNNING", counter)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with _cores.running(), _cores.running():  # this diagnostic and one other
+        assert counter.value == 2 and _cores.free_cores() == 1
+        here = sweep.run_tasks(_square, [(i,) for i in range(5)], -1)
+    assert [r for r, _ in here] == [i * i for i in range(5)]
+    assert {pid for _, pid in here} == {os.getpid()}  # no joblib workers beside the other
+    shared = list(range(100))
+    with _cores.running():  # alone: both cores
+        assert _cores.free_cores() == 2
+        alone = sweep.run_tasks(_square, [(i,) for i in range(5)], -1)
+        totals = sweep.run_tasks(_total, [(shared, i) for i in range(6)], -1, shared=(shared,))
+    assert counter.value == 0
+    assert [r for r, _ in alone] == [i * i for i in range(5)]
+    assert os.getpid() not in {pid for _, pid in alone}  # on the workers
+    assert totals == [i + 100 for i in range(6)]
+    _stop_idle_loky_workers()

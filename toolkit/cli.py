@@ -453,20 +453,27 @@ def _worker_stop(signum, frame) -> None:
     raise Terminated()
 
 
-def _worker_init(slots) -> None:
-    """A worker process: its own progress-bar line, and SIGTERM unwinds like in the parent."""
+def _worker_init(slots, running) -> None:
+    """A worker process: its own progress-bar line, the pool's shared count of running
+    diagnostics (:mod:`toolkit._cores`), and SIGTERM unwinds like in the parent."""
+    from toolkit import _cores
+
     os.environ["PREFMEM_BAR_POSITION"] = str(slots.get())
+    _cores.install(running)
     signal.signal(signal.SIGTERM, _worker_stop)
 
 
 def _worker_run(name: str, args: argparse.Namespace, data_dir: Path | None,
                 options: dict) -> tuple[str, str]:
     """One diagnostic in a worker process, with a gateway of its own (the cache is shared)."""
+    from toolkit import _cores
+
     if _STOPPING:
         raise Terminated()
     gw = _gateway(args)
     try:
-        text = _reproduce_one(name, args, gw, data_dir, options)
+        with _cores.running():  # the others' share of the cores (the gating sweep reads it)
+            text = _reproduce_one(name, args, gw, data_dir, options)
     finally:
         _stop_idle_loky_workers()
     return text, gw.ledger.summary() if gw.ledger.rows() else ""
@@ -502,9 +509,10 @@ def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Pa
     slots = mpc.Queue()
     for i in range(jobs):
         slots.put(i)
+    running = mpc.Value("i", 0)  # diagnostics running now, for toolkit._cores.free_cores
     order = sorted(names, key=lambda n: -(_last_elapsed(Path(args.out) / n) or EXPECTED_S.get(n, 60.0)))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mpc, initializer=_worker_init,
-                             initargs=(slots,)) as pool:
+                             initargs=(slots, running)) as pool:
         futs = {n: pool.submit(_worker_run, n, args, data_dir, options) for n in order}
         try:
             shown = 0

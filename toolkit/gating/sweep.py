@@ -214,10 +214,16 @@ def _single_threaded(fn, *args):
         return fn(*args)
 
 
-def run_tasks(fn, arg_list: list[tuple], n_jobs: int | None = None) -> list[Any]:
+def run_tasks(fn, arg_list: list[tuple], n_jobs: int | None = None,
+              shared: Sequence[Any] = ()) -> list[Any]:
     """``[fn(*args) for args in arg_list]`` through joblib (any backend), in input order.
 
-    Each finished task moves the current progress bar by one (see :mod:`toolkit._progress`).
+    Inside a ``prefmem reproduce --jobs N`` pool, ``n_jobs=-1`` follows the pool's core budget
+    instead (:mod:`toolkit._cores`): tasks run one at a time in this process while another
+    diagnostic runs, and on the free cores through loky when it is alone; an argument that *is*
+    one of ``shared`` is then sent to each worker once (a file) rather than with every task.
+    The results are the same either way. Each finished task moves the current progress bar by
+    one (see :mod:`toolkit._progress`).
     """
     from toolkit._progress import advance
 
@@ -227,6 +233,8 @@ def run_tasks(fn, arg_list: list[tuple], n_jobs: int | None = None) -> list[Any]
             out.append(_single_threaded(fn, *args))
             advance()
         return out
+    if n_jobs == -1 and _budgeted():
+        return _run_budgeted(fn, arg_list, shared)
     out = []
     for res in Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_single_threaded)(fn, *args) for args in arg_list):
@@ -235,8 +243,110 @@ def run_tasks(fn, arg_list: list[tuple], n_jobs: int | None = None) -> list[Any]
     return out
 
 
+def _budgeted() -> bool:
+    """True in a ``--jobs`` pool (a shared core budget) with no other joblib backend chosen
+    (``joblib.parallel_config`` with Dask or threads keeps its own scheduling)."""
+    from joblib.parallel import LokyBackend, get_active_backend
+
+    from toolkit._cores import free_cores
+
+    return free_cores() is not None and isinstance(get_active_backend()[0], LokyBackend)
+
+
+class _SharedFile:
+    """A stand-in for a large argument, pickled once to ``path``; workers load it once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+#: per worker process: the shared arguments it has loaded (the latest two, by file)
+_LOADED: dict[str, Any] = {}
+
+
+def _run_shared(fn, *args):
+    """A task in a worker: shared stand-ins replaced by their (once-loaded) objects."""
+    import pickle
+
+    real = []
+    for a in args:
+        if isinstance(a, _SharedFile):
+            if a.path not in _LOADED:
+                while len(_LOADED) >= 2:
+                    _LOADED.pop(next(iter(_LOADED)))
+                with open(a.path, "rb") as f:
+                    _LOADED[a.path] = pickle.load(f)
+            a = _LOADED[a.path]
+        real.append(a)
+    return _single_threaded(fn, *real)
+
+
+def _run_budgeted(fn, arg_list: list[tuple], shared: Sequence[Any]) -> list[Any]:
+    """:func:`run_tasks` under the pool's core budget, asked again before each task starts."""
+    import os
+    import pickle
+    import tempfile
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    from toolkit._cores import free_cores
+    from toolkit._progress import advance
+
+    out: list[Any] = [None] * len(arg_list)
+    pending: dict[Any, int] = {}
+    executor = None
+    tmp: tempfile.TemporaryDirectory | None = None
+    stand_in: dict[int, _SharedFile] = {}
+
+    def remote_args(args: tuple) -> tuple:
+        nonlocal tmp
+        swapped = []
+        for a in args:
+            if any(a is s for s in shared):
+                if id(a) not in stand_in:
+                    tmp = tmp or tempfile.TemporaryDirectory(prefix="prefmem-shared-")
+                    path = os.path.join(tmp.name, f"{len(stand_in)}.pkl")
+                    with open(path, "wb") as f:
+                        pickle.dump(a, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    stand_in[id(a)] = _SharedFile(path)
+                a = stand_in[id(a)]
+            swapped.append(a)
+        return tuple(swapped)
+
+    nxt = 0
+    try:
+        while nxt < len(arg_list) or pending:
+            cores = free_cores() or 1
+            if cores == 1 and not pending:  # another diagnostic runs: one task here, no pickling
+                out[nxt] = _single_threaded(fn, *arg_list[nxt])
+                nxt += 1
+                advance()
+                continue
+            while nxt < len(arg_list) and len(pending) < cores:
+                executor = executor or get_reusable_executor(max_workers=os.cpu_count() or 1)
+                pending[executor.submit(_run_shared, fn, *remote_args(arg_list[nxt]))] = nxt
+                nxt += 1
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                out[pending.pop(f)] = f.result()
+                advance()
+    finally:
+        if tmp is not None:
+            wait(pending)  # no worker still reading a shared file when it goes
+            tmp.cleanup()
+    return out
+
+
 def _call(kind: str, *args: Any) -> Any:
-    """One task of a sweep, by kind (lets cold, split and static tasks share one pool)."""
+    """One task of a sweep, by kind (lets cold, split and static tasks share one pool).
+
+    A ``split_ix`` task names its users by index into the benchmark's ``(stream, features)``
+    pairs, which every such task shares (sent once per worker under the pool's core budget).
+    """
+    if kind == "split_ix":
+        pairs, train, val, test, *rest = args
+        return split_task([pairs[i] for i in train], [pairs[i] for i in val], pairs[test], *rest)
     return {"static": static_task, "cold": cold_task, "split": split_task}[kind](*args)
 
 
@@ -305,9 +415,14 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     need = (sorted(set(tests) | {v for u in tests for v in splits[u][1]})
             if "Cold-Start UCB" in want else [])
     tasks: list[tuple] = []
+    budgeted = n_jobs == -1 and _budgeted()
     if want & {"Pre-trained Scorer", "Warm-Start UCB"}:
-        tasks += [("split", [pairs[i] for i in splits[u][0]], [pairs[i] for i in splits[u][1]],
-                   pairs[u], budgets, bench.grids, bench.prior_ridge, engine) for u in tests]
+        if budgeted:  # the pairs go to each worker once; a task carries its users' indices
+            tasks += [("split_ix", pairs, list(splits[u][0]), list(splits[u][1]), u, budgets,
+                       bench.grids, bench.prior_ridge, engine) for u in tests]
+        else:
+            tasks += [("split", [pairs[i] for i in splits[u][0]], [pairs[i] for i in splits[u][1]],
+                       pairs[u], budgets, bench.grids, bench.prior_ridge, engine) for u in tests]
     tasks += [("cold", bench.streams[v], bench.Xs[v], budgets, bench.grids["cold"], engine)
               for v in need]
     if want & static_names:
@@ -316,8 +431,8 @@ def sweep_benchmark(bench: Benchmark, *, seed: int, gates: dict[str, list[np.nda
     from toolkit._progress import stage
 
     with stage(progress_weight, len(tasks)):
-        done = run_tasks(_call, tasks, n_jobs)
-    outs = [r for t, r in zip(tasks, done, strict=True) if t[0] == "split"]
+        done = run_tasks(_call, tasks, n_jobs, shared=(pairs,))
+    outs = [r for t, r in zip(tasks, done, strict=True) if t[0] in ("split", "split_ix")]
     colds = dict(zip(need, [r for t, r in zip(tasks, done, strict=True) if t[0] == "cold"],
                      strict=True))
     statics = [r for t, r in zip(tasks, done, strict=True) if t[0] == "static"]

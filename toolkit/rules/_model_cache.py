@@ -10,13 +10,14 @@ what the fit computed from development data; a corrupt or unreadable entry is re
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -122,16 +123,46 @@ def cached_fit(kind: str, files: Sequence[Path], params: dict[str, Any], build: 
         return build()
     folder = Path(default_cache_dir()) / "models"
     path = folder / f"{kind}-{cache_key(kind, files, params, code)[:32]}.pkl"
-    if path.exists():
-        try:
-            with open(path, "rb") as f:
-                return pickle.load(f)
-        except Exception:  # noqa: BLE001 - a corrupt entry is refit, never trusted
-            pass
-    value = build()
+    found = _read(path)
+    if found is not None:
+        return found[0]
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        pickle.dump(value, f)
-    os.replace(tmp, path)
+    # one fit per key at a time across processes (test workers, `reproduce --jobs` workers):
+    # a process that waited reads the fit the other one wrote instead of repeating it
+    with _exclusive(path.with_suffix(".lock")):
+        found = _read(path)
+        if found is not None:
+            return found[0]
+        value = build()
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(value, f)
+        os.replace(tmp, path)
     return value
+
+
+def _read(path: Path) -> tuple[Any] | None:
+    """``(value,)`` from a cache entry, or None when it is absent or unreadable (then refit)."""
+    if not path.exists():
+        return None
+    try:
+        with open(path, "rb") as f:
+            return (pickle.load(f),)
+    except Exception:  # noqa: BLE001 - a corrupt entry is refit, never trusted
+        return None
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``lock`` (POSIX ``flock``; elsewhere no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: fits may repeat, results are the same
+        yield
+        return
+    with open(lock, "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
