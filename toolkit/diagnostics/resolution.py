@@ -161,14 +161,16 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
             sel.oof_groups or {}, recorded=None)
         text.append(
             f"Learned resolver ({first}): C={sel.C:g}, vector weight {sel.vector_weight:g}, word "
-            f"n-gram weight {sel.ngram_weight:g}, abstention threshold {sel.threshold:.3f} (the "
-            f"lowest at which out-of-fold answers are at least 80% right), target threshold "
-            f"{sel.target_threshold:.3f} (below it a targeted answer is unknown), target model "
+            f"n-gram weight {sel.ngram_weight:g}, abstention below P(answer right) "
+            f"{sel.threshold:.3f} (P(right) from the operation's and the target's margins, "
+            f"calibrated out of fold; the operating point with the most right answers less "
+            f"{sel.wrong_cost:g} per wrong one: an unknown is not right, but a wrong change to "
+            f"the library costs more), target model "
             f"{'pairwise reranker' if sel.target_pairwise else 'pointwise'} at C={sel.target_C:g}, "
             f"chosen by batch-grouped "
             f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
             f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
-            f"unknown {sel.oof_unknown}. Training-only restatement rows (each development reuse "
+            f"unknown {sel.oof_unknown}, wrong {sel.oof_wrong}. Training-only restatement rows (each development reuse "
             f"case with its rule worded as the correction itself) weigh {sel.derived_weight:g}, "
             f"chosen under the constraint that at least 90% of them resolve as reuse of their rule "
             f"out of fold: {sel.oof_restated[0]}/{sel.oof_restated[1]}.")
