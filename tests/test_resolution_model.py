@@ -210,15 +210,22 @@ def test_grown_libraries_do_not_depend_on_the_eligible_pool_memo() -> None:
     assert ids[0] == ids[1] == ids[2]
 
 
-def test_a_target_the_model_does_not_believe_in_is_unknown() -> None:
+def test_an_answer_the_calibrator_does_not_believe_in_is_unknown() -> None:
+    from toolkit.rules.resolution_model import AnswerCalibrator, answer_features
+
     X, y, t = _toy()
     op = OperationModel(random_state=0).fit(X, y)
     tm = TargetModel(random_state=0).fit(X, t)
-    sel = Selection(C=1.0, vector_weight=0.0, threshold=0.0, ngram_weight=0.0,
+    # a calibrator that has seen targeted answers wrong and untargeted ones right
+    F = [answer_features(np.array([0.8, 0.2]), [("a", 0.9), ("b", 0.2)], k % 2 == 0)
+         for k in range(20)]
+    cal = AnswerCalibrator(random_state=0).fit(np.array(F), [k % 2 == 1 for k in range(20)])
+    sel = Selection(C=1.0, vector_weight=0.0, threshold=0.5, ngram_weight=0.0,
                     oof_decision=(0, 1), oof_target=(0, 1), oof_unknown=0, grid=[],
-                    target_threshold=1.01)
+                    calibrator=cal)
     out = FittedResolver(op, tm, sel, "minilm").predict(X)
-    assert all(o is None for o, _, _ in out if o != "add")  # every targeted answer abstains
+    assert all(o is None and tg is None for o, tg, p in out if p < 0.5)
+    assert not any(o in ("reuse", "retract") for o, _, _ in out)  # every targeted answer abstains
     assert any(o == "add" for o, _, _ in out)
 
 
