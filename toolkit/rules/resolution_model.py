@@ -340,7 +340,9 @@ class TargetModel(BaseEstimator):
 
 
 #: the cost of a wrong answer relative to the gain of a right one when the operating point is
-#: chosen (a policy, set before any score was read, not a constant fit to data): a wrong library
+#: chosen (a policy, not a constant fit to data; set before any held-out or first-contact score of
+#: the calibrated resolver was read; development figures at 0.5 and 2 are in
+#: :func:`select_params`): a wrong library
 #: change costs as much as a right one gains (the user has to notice it and correct it once more,
 #: and until then it acts on every task), while ``unknown`` costs nothing beyond the right answer
 #: it forgoes. The scores still count an ``unknown`` as not right.
