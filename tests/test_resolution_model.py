@@ -210,15 +210,22 @@ def test_grown_libraries_do_not_depend_on_the_eligible_pool_memo() -> None:
     assert ids[0] == ids[1] == ids[2]
 
 
-def test_a_target_the_model_does_not_believe_in_is_unknown() -> None:
+def test_an_answer_the_calibrator_does_not_believe_in_is_unknown() -> None:
+    from toolkit.rules.resolution_model import AnswerCalibrator, answer_features
+
     X, y, t = _toy()
     op = OperationModel(random_state=0).fit(X, y)
     tm = TargetModel(random_state=0).fit(X, t)
-    sel = Selection(C=1.0, vector_weight=0.0, threshold=0.0, ngram_weight=0.0,
+    # a calibrator that has seen targeted answers wrong and untargeted ones right
+    F = [answer_features(np.array([0.8, 0.2]), [("a", 0.9), ("b", 0.2)], k % 2 == 0)
+         for k in range(20)]
+    cal = AnswerCalibrator(random_state=0).fit(np.array(F), [k % 2 == 1 for k in range(20)])
+    sel = Selection(C=1.0, vector_weight=0.0, threshold=0.5, ngram_weight=0.0,
                     oof_decision=(0, 1), oof_target=(0, 1), oof_unknown=0, grid=[],
-                    target_threshold=1.01)
+                    calibrator=cal)
     out = FittedResolver(op, tm, sel, "minilm").predict(X)
-    assert all(o is None for o, _, _ in out if o != "add")  # every targeted answer abstains
+    assert all(o is None and tg is None for o, tg, p in out if p < 0.5)
+    assert not any(o in ("reuse", "retract") for o, _, _ in out)  # every targeted answer abstains
     assert any(o == "add" for o, _, _ in out)
 
 
@@ -315,3 +322,64 @@ def test_the_new_development_batches_are_development_data() -> None:
         assert f"firstcontact/{b}" in DEV_BATCHES
         for f in ("resolution.jsonl", "resolution.gold.jsonl"):
             assert role_of(fixtures_dir() / "resolution" / "firstcontact" / b / f) == "development"
+
+
+def test_the_calibrator_reads_the_target_margin_and_the_operating_point_weighs_wrong_answers() -> None:
+    from toolkit.rules.resolution_model import AnswerCalibrator, answer_features, operating_point
+
+    near_tie = answer_features(np.array([0.9, 0.1]), [("a", 0.97), ("b", 0.96)], True)
+    clear = answer_features(np.array([0.9, 0.1]), [("a", 0.97), ("b", 0.10)], True)
+    untargeted = answer_features(np.array([0.9, 0.1]), [("a", 0.97), ("b", 0.96)], False)
+    assert near_tie[4] < 0.05 and clear[4] > 0.8 and untargeted[3:] == [0.0, 0.0, 0.0]
+    rs = np.random.RandomState(0)
+    F, right = [], []
+    for _ in range(200):  # right when the target stands out, a coin toss on near ties
+        m = rs.uniform()
+        F.append(answer_features(np.array([0.9, 0.1]), [("a", 0.97), ("b", 0.97 - m)], True))
+        right.append(bool(m > 0.3 or rs.uniform() < 0.3))
+    cal = AnswerCalibrator(random_state=0).fit(np.array(F), right)
+    p_tie, p_clear = cal.predict_proba(np.array([near_tie, clear]))
+    assert p_tie < 0.5 < p_clear
+    assert np.array_equal(cal.predict_proba(np.array(F)),
+                          clone(cal).fit(np.array(F), right).predict_proba(np.array(F)))
+    # an abstention scores 0, a wrong answer -cost: the threshold drops the near coin tosses
+    p = np.array([0.9, 0.8, 0.4, 0.3])
+    ok = np.array([True, True, False, False])
+    assert operating_point(p, ok, 1.0) == (0.8, 2.0)
+    assert operating_point(p, ok, 0.0)[0] == 0.0  # wrong answers free: never abstain
+
+
+def test_a_removal_imperative_its_rule_also_asks_for_is_not_a_retraction() -> None:
+    """The repeat of tests/test_memory.py: "delete the leftovers" against a rule that asks to
+    delete them restates it (the work-removal kind); a retraction in the user's words still
+    retracts."""
+    from toolkit.rules.resolution_model import case_features
+
+    lib = [Rule(id="C1", behavior="delete the leftovers before you wrap up", scope="global",
+                conditions=[], exceptions=[]),
+           Rule(id="C2", behavior="Tag every code block with its language.", scope="global",
+                conditions=[], exceptions=[])]
+    texts = ["Please delete the leftovers before you wrap up; you left debug_output.log in the "
+             "workspace.", "Delete the leftovers before you wrap up.",
+             "Drop the leftovers rule, I clean up myself.", "You can stop deleting the leftovers."]
+    recs = [ResolutionInput(id=f"x{i}", correction=t, library=lib) for i, t in enumerate(texts)]
+    X = case_features(recs, [([], [])] * len(recs))
+    assert X.no_retract == (True, True, False, False)
+    classes = ["reuse", "retract"]
+    g = X.guarded(np.array([[0.2, 0.8]] * 4), classes)
+    assert (g[:2, 1] == 0).all() and (g[2:, 1] == 0.8).all()
+    assert X.take([1, 3]).no_retract == (True, False)
+
+
+def test_roles_table_shows_an_unscored_malformed_batch_and_sorts_batches_naturally() -> None:
+    from toolkit.diagnostics.resolution import natural_key, unscored_row
+    from toolkit.paper import fixtures_dir
+
+    w24 = fixtures_dir() / "resolution" / "firstcontact" / "w24"
+    assert role_of(w24 / "resolution.jsonl") == "first-contact"
+    row = unscored_row(w24)
+    assert row["role"] == "first-contact" and row["n"] == 24 and row["decision"] == "-"
+    assert row["recorded"].startswith("malformed, not scored: ")
+    assert "resolution.jsonl:13 library." in row["recorded"] and "scope" in row["recorded"]
+    assert sorted(["firstcontact/w10", "firstcontact/w2", "firstcontact/w1"], key=natural_key) == [
+        "firstcontact/w1", "firstcontact/w2", "firstcontact/w10"]

@@ -132,6 +132,37 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
     return out
 
 
+def natural_key(path: Any) -> tuple:
+    """Sort key reading the digits in a batch's name as a number (w2 before w10)."""
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path)))
+
+
+def unscored_row(batch: Any) -> dict[str, Any]:
+    """The roles row of a first-contact batch with no first-contact record: ``malformed`` with
+    the validator's first complaint (the scorer refuses such a file), or awaiting its one score."""
+    from pathlib import Path
+
+    from toolkit.datasets.jsonl import read_jsonl
+    from toolkit.diagnostics import _firstcontact as fc
+    from toolkit.errors import InputError
+
+    path = Path(batch) / "resolution.jsonl"
+    n = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    try:
+        read_jsonl(path, ResolutionInput)
+        status = "not scored yet (awaiting its one first-contact score)"
+    except InputError as e:
+        first = str(e).splitlines()[0]
+        from toolkit.splits import REPO_ROOT
+
+        status = f"malformed, not scored: {first.replace(str(REPO_ROOT) + '/', '')}"
+    return {"role": "first-contact", "data": fc.batch_label(Path(batch)), "libraries": "-",
+            "n": n, "decision": "-", "decision_target": "-", "unknown": None,
+            "recorded": status}
+
+
 def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str]]:
     """Development, held-out and first-contact rows (2-rule and ~60-rule libraries), each with its
     data role. A batch named with ``--first-contact DIR`` is scored once and recorded."""
@@ -161,14 +192,16 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
             sel.oof_groups or {}, recorded=None)
         text.append(
             f"Learned resolver ({first}): C={sel.C:g}, vector weight {sel.vector_weight:g}, word "
-            f"n-gram weight {sel.ngram_weight:g}, abstention threshold {sel.threshold:.3f} (the "
-            f"lowest at which out-of-fold answers are at least 80% right), target threshold "
-            f"{sel.target_threshold:.3f} (below it a targeted answer is unknown), target model "
+            f"n-gram weight {sel.ngram_weight:g}, abstention below P(answer right) "
+            f"{sel.threshold:.3f} (P(right) from the operation's and the target's margins, "
+            f"calibrated out of fold; the operating point with the most right answers less "
+            f"{sel.wrong_cost:g} per wrong one: an unknown is not right, but a wrong change to "
+            f"the library costs more), target model "
             f"{'pairwise reranker' if sel.target_pairwise else 'pointwise'} at C={sel.target_C:g}, "
             f"chosen by batch-grouped "
             f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
             f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
-            f"unknown {sel.oof_unknown}. Training-only restatement rows (each development reuse "
+            f"unknown {sel.oof_unknown}, wrong {sel.oof_wrong}. Training-only restatement rows (each development reuse "
             f"case with its rule worded as the correction itself) weigh {sel.derived_weight:g}, "
             f"chosen under the constraint that at least 90% of them resolve as reuse of their rule "
             f"out of fold: {sel.oof_restated[0]}/{sel.oof_restated[1]}.")
@@ -187,9 +220,13 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
         s = fc.resolution_scores(allr, outputs(f"roles-{name}-{tag}", allr), g2)
         rows += fc.resolution_role_rows(role, f"fixtures/resolution/{name}.jsonl ({note})", s,
                                         recorded=None)
-    for batch in fc.all_batches(ctx, "resolution", "resolution.jsonl", fixtures_dir()):
+    for batch in sorted(fc.all_batches(ctx, "resolution", "resolution.jsonl", fixtures_dir()),
+                        key=natural_key):
         requested = batch in fc.requested_batches(ctx, "resolution", "resolution.jsonl")
         if fc.first_contact_of(batch) is None and not requested:
+            # a batch never scored: shown with the reason (a malformed file is refused by the
+            # scorer and stays unscored; its data are never fixed), never left out silently
+            rows.append(unscored_row(batch))
             continue
         rec = fc.score_first_contact(
             batch, f"resolution ({first})",

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -177,16 +178,21 @@ def session_excerpts(record: ResolutionInput, query: str, n: int = MAX_EXCERPTS)
 
 
 # -- offline method ------------------------------------------------------------------------------
+#: a text's stance, memoised: the grammar compares each clause with every candidate rule, so the
+#: same rule texts are read again and again (the dicts are shared: read, never changed)
+_stance = lru_cache(maxsize=1 << 16)(stance)
+
+
 def _conflicts(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` take opposite poles of one concept (tabs vs spaces)."""
-    ca, cb = stance(a), stance(b)
+    ca, cb = _stance(a), _stance(b)
     return any(ca[c] and cb[c] and not (ca[c] & cb[c]) for c in set(ca) & set(cb))
 
 
 def _agrees(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` ask for the same pole of a two-pole concept in different words
     ("short" ~ "concise"; one shared word is not a paraphrase)."""
-    ca, cb = stance(a), stance(b)
+    ca, cb = _stance(a), _stance(b)
     same = {c for c in set(ca) & set(cb) if ca[c] and ca[c] == cb[c]}
     if not same:
         return False
