@@ -92,13 +92,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from toolkit.compliance._embed import embedder
     from toolkit.compliance._features import pair_matrix
-    from toolkit.compliance._learned import LearnedReader, point_scores
+    from toolkit.compliance._learned import LearnedReader, _threshold_for_precision, point_scores
     from toolkit.compliance.fit import load_training
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", action="store_true", help="add the token-level alignment features")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--grid", nargs="*", default=["7/40"], help="tree sizes leaves/min-leaf (default 7/40)")
+    ap.add_argument("--targets", nargs="*", type=float, default=[],
+                    help="also score each inner specificity target (the reader's target_specificity)")
     args = ap.parse_args(argv)
     t0 = time.process_time()
     pairs, y, groups, ids, _ = load_training()
@@ -112,12 +114,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(y)} pairs, {len(set(batches))} batches, features in {time.process_time() - t0:.0f} CPU-s")
     grid = tuple(tuple(int(v) for v in g.split("/")) for g in args.grid)
     oof, flag = np.zeros(len(y)), np.zeros(len(y), bool)
-    for k, (tr, te) in enumerate(GroupKFold(n_splits=args.folds).split(X, y, batches)):
+    by_target = {t: np.zeros(len(y), bool) for t in args.targets}
+    folds = list(GroupKFold(n_splits=args.folds).split(X, y, batches))
+    for k, (tr, te) in enumerate(folds):
         r = LearnedReader(leaf_grid=grid).fit(X[tr], y[tr], groups[tr], [kinds[i] for i in tr], ids[tr])
         oof[te] = r.predict_proba(X[te])[:, 1]
         flag[te] = oof[te] >= r.threshold_violation_
+        for t in args.targets:  # the inner precision constraint that target would have chosen
+            prec = LearnedReader(precisions=r.precisions, target_specificity=t)._operating_point(
+                r.oof_proba_, y[tr], groups[tr], ids[tr])[0]
+            by_target[t][te] = oof[te] >= _threshold_for_precision(r.oof_proba_, y[tr], prec)
         print(f"fold {k}: threshold {r.threshold_violation_:.3f}, F1/spec/RR "
               + " / ".join(f"{v:.3f}" for v in point_scores(flag[te], y[te], groups[te], ids[te])))
+    for t, fl in by_target.items():
+        per = [point_scores(fl[te], y[te], groups[te], ids[te])[1] for _, te in folds]
+        print(f"target specificity {t}: batch-held-out F1/spec/RR "
+              + " / ".join(f"{v:.3f}" for v in point_scores(fl, y, groups, ids)) + f", lowest fold spec {min(per):.3f}")
     f1, spec, rr = point_scores(flag, y, groups, ids)
     print(f"batch-held-out at each fold's threshold: F1 {f1:.3f}, specificity {spec:.3f}, rule recall {rr:.3f}")
     best = max(((s[0], t) for t in np.unique(np.round(oof, 3))
