@@ -24,6 +24,15 @@ def test_shipped_reader_was_fit_on_development_files_only() -> None:
     assert r.precision_ in r.precisions
 
 
+def test_shipped_reader_was_fit_on_every_development_fidelity_batch() -> None:
+    """Each development batch (w24 and w25 since their first contact was recorded) is in the fit."""
+    r = default_reader()
+    assert r is not None
+    dev = {p.relative_to(REPO_ROOT).as_posix() for p, _ in development_batches()}
+    assert {"fixtures/fidelity/firstcontact/w24/points.jsonl", "fixtures/fidelity/firstcontact/w25/points.jsonl"} <= dev
+    assert set(r.meta_["files"]) == dev
+
+
 def test_fitting_on_a_held_out_batch_is_refused() -> None:
     held = [(REPO_ROOT / k).parent for k, e in load_splits().items()
             if e.role == "held-out" and k.startswith("fixtures/fidelity/") and k.endswith("points.jsonl")]

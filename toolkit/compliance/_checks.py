@@ -173,8 +173,6 @@ class Check:
 
 
 # -- length ---------------------------------------------------------------------------------
-_UNIT = {"word": "words", "sentence": "sentences", "line": "lines", "paragraph": "paragraphs",
-         "character": "characters", "bullet": "bullets", "item": "bullets"}
 
 
 _LEAD_IN = re.compile(r"^(?:here(?:'s| is| are)|below is|i(?:'ve| have)\s+(?:drafted|written|rewritten|revised|edited|"

@@ -601,11 +601,6 @@ class FenceLanguage(Check):
         return "code blocks with a language tag"
 
 
-_SQL_KW = r"select|from|where|group by|order by|join|left join|inner join|having|limit|insert into|values|update|" \
-          r"delete from|create table|as|and|or|not|count|sum|avg|distinct|on|in|between|like|is null|case|when|then|" \
-          r"else|end|desc|asc|date"
-
-
 @dataclass(frozen=True)
 class SqlCase(Check):
     """SQL keywords in the delivered queries are upper (or lower) case."""
@@ -851,8 +846,6 @@ class WrapErrors(Check):
 
     def describe(self) -> str:
         return "errors wrapped with context"
-
-
 
 
 _CTA_RX = (r"^(try|start|get|sign up|download|upgrade|buy|join|order|book|visit|subscribe|contact|call|click|shop|tap|"

@@ -9,10 +9,12 @@ does for one threshold:
 - ``threshold_violation_``: the lowest threshold whose out-of-fold pair precision reaches
   ``precision_`` (a false correction teaches the learner a preference that does not exist, so the
   constraint is on precision); ``precision_`` is the loosest value in ``precisions`` whose
-  out-of-fold point-level macro specificity reaches ``target_specificity`` (0.88, not the bar's
-  0.85: on the two development batches the catalogue was not written against, w1 and w2, its
-  ``violated`` verdicts were right 45% of the time against 77% on the rest, so out-of-fold
-  specificity on development data overstates specificity on new batches);
+  out-of-fold point-level macro specificity reaches ``target_specificity`` (0.86, chosen with whole
+  batches held out: ``benchmarks/reader_batch_cv.py --targets``, 37 development batches in 5 folds,
+  each fold's reader fit with trees 7/40. Batch-held-out specificity follows the inner target closely
+  (0.88 -> 0.881, 0.86 -> 0.868, 0.85 -> 0.853; F1 0.519, 0.541, 0.556). 0.86 is the loosest
+  target whose pooled batch-held-out specificity stays above the bar's 0.85 by more than 0.01 with
+  every fold at 0.84 or more; measured 2026-12-02 before first contact with w28 and w29);
 - ``threshold_pass_``: the highest threshold below which the out-of-fold share of missed violations
   stays under ``1 - npv``;
 - in between, the reader abstains.
@@ -142,7 +144,7 @@ class LearnedReader(ClassifierMixin, BaseEstimator):
     def __init__(self, max_iter: int = 200, learning_rate: float = 0.05,
                  leaf_grid: tuple[tuple[int, int], ...] = ((15, 20), (15, 40), (7, 20), (7, 40)),
                  precisions: tuple[float, ...] = tuple(round(0.7 + 0.01 * i, 2) for i in range(21)),
-                 target_specificity: float = 0.88,
+                 target_specificity: float = 0.86,
                  npv: float = 0.97, min_kind_support: int = 15, n_splits: int = 5, random_state: int = 0):
         self.max_iter = max_iter
         self.learning_rate = learning_rate
