@@ -216,7 +216,7 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
             f"{sel.cue_weight if sel.scope_weights[0] is None else sel.scope_weights[0]:g}, n-gram weight "
             f"{sel.ngram_weight if sel.scope_weights[1] is None else sel.scope_weights[1]:g}; character "
             f"n-gram weights: scope head {sel.char_weights[0]:g}, conditional head "
-            f"{sel.char_weights[1]:g}), persist "
+            f"{sel.char_weights[1]:g}; tree head weight {sel.tree_weight:g}), persist "
             f"threshold {sel.persist_threshold:.3f}, chosen by {sel.fold_by}-grouped CV on development "
             f"data only ({'; '.join(fit.corpora)}); out of fold: structural {k}/{n_dev}, "
             f"non-lasting persisted {sel.oof_false_persist[0]}/{sel.oof_false_persist[1]}, persist "
