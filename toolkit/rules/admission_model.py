@@ -231,7 +231,8 @@ class _TreeHead(ClassifierMixin, BaseEstimator):
 
         rs = check_random_state(self.random_state)
         with threadpool_limits(limits=1):
-            self.pca_ = PCA(self.n_components, svd_solver="full").fit(X.vectors)
+            k = min(self.n_components, *X.vectors.shape)
+            self.pca_ = PCA(k, svd_solver="full").fit(X.vectors)
             self.model_ = HistGradientBoostingClassifier(
                 learning_rate=self.learning_rate, max_iter=self.max_iter,
                 max_leaf_nodes=self.max_leaf_nodes, max_bins=self.max_bins,
