@@ -46,18 +46,20 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
 # h11-f7, h22-f6), 2/72 then 1/72 (n14a, w15/w17: h11-f7), 3/72 (n14a seventh pass, w18/w20,
 # threshold 0.608: h11-f7, h22-f6, h24-f7), so it was a strict xfail. Eighth pass (n14a, 2026-12-02,
 # w21/w22 as development data, threshold 0.767 by the same 1-in-50 constraint; seen after first
-# contact with w24/w25 was scored): 0/72, so it is an ordinary test again; the price is in
-# test_heldout_bars_offline below.
+# contact with w24/w25 was scored): 0/72, so it was an ordinary test.
+@pytest.mark.xfail(strict=True, reason=(
+    "ninth pass (n14a, 2026-12-02 evening; w24/w25 as development data, the tree head blended into "
+    "the decision, threshold 0.720 by the same 1-in-50 constraint; seen once after first contact "
+    "with w28/w29 was scored): 1/72 non-lasting persisted (h11-f7, 'You left scratch.csv and "
+    "tmp_out/ in the workspace after that run; delete them.', the item of the earlier passes). "
+    "Not tuned away: fails until the method improves"))
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "eighth pass (n14a, 2026-12-02): with w21/w22 as development data the pooled 1-in-50 constraint "
-    "moved the persist threshold 0.608 -> 0.767; on the held-out set, seen once after the method "
-    "was fixed and first contact with w24/w25 was scored: persist recall 96/120 (was 113/120; bar "
-    "0.90) and structural 154/192 (was 168/192; bar 0.85), non-lasting persisted 0/72 (was 3/72). "
-    "Not tuned away: choosing the operating point by the held-out score would spend the held-out set"))
+# Eighth pass: a strict xfail (recall 96/120, structural 154/192 at threshold 0.767). Ninth pass
+# (n14a, 2026-12-02 evening; seen once after first contact with w28/w29 was scored): recall
+# 108/120, structural 164/192, non-lasting persisted 1/72 (the test above), so an ordinary test.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72

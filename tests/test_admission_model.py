@@ -198,11 +198,52 @@ def test_batches_fit_on_are_development_after_their_first_contact() -> None:
     from toolkit.rules.admission_model import DEV_BATCHES
     from toolkit.splits import role_of
 
-    assert {"firstcontact/w21", "firstcontact/w22"} <= set(DEV_BATCHES)
+    assert {"firstcontact/w21", "firstcontact/w22", "firstcontact/w24",
+            "firstcontact/w25"} <= set(DEV_BATCHES)
     for batch in DEV_BATCHES:
         b = fixtures_dir() / "admission" / batch
         for name in ("admission.jsonl", "admission.gold.jsonl"):
             assert role_of(b / name) == "development", (batch, name)
-    for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22"):
+    for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22",
+                  "firstcontact/w24", "firstcontact/w25"):
         rec = fc.first_contact_of(fixtures_dir() / "admission" / batch)
         assert rec is not None and len(rec["commit"]) == 40 and rec["scores"]["n"] == 48
+
+
+def test_tree_head_blends_into_the_decision_and_conditional_heads_deterministically() -> None:
+    """The tree head (trees over cue features and principal components of the vectors) is an
+    estimator of its own, fit only when its weight is positive, blended into P(decision) and
+    P(conditional), and gives the same probabilities on a refit and on a clone."""
+    X, data = _toy(80)
+    plain = AdmissionModel(random_state=3).fit(X, data)
+    assert not hasattr(plain, "tree_") and not hasattr(plain, "conditional_tree_")
+    m = AdmissionModel(random_state=3, tree_weight=0.2, conditional_tree_weight=0.2).fit(X, data)
+    assert m.tree_.pca_.n_components_ == 8  # 16 asked, capped by the 8-dimensional toy vectors
+    p = m.predict_proba(X)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    assert not np.array_equal(p, plain.predict_proba(X))
+    assert not np.array_equal(m.conditional_proba(X), plain.conditional_proba(X))
+    again = clone(m).fit(X, data)
+    assert np.array_equal(p, again.predict_proba(X))
+    assert np.array_equal(m.conditional_proba(X), again.conditional_proba(X))
+    # the blend is the stated mixture of the two heads' probabilities
+    t = m.tree_.predict_proba(X)[:, [list(m.tree_.classes_).index(c) for c in m.classes_]]
+    assert np.allclose(p, 0.8 * m.decision_.predict_proba(X) + 0.2 * t)
+
+
+def test_select_params_chooses_the_tree_weights_by_the_same_cv() -> None:
+    from dataclasses import replace
+
+    from toolkit.rules.admission_model import select_params
+
+    X, data = _toy(80)
+    data = replace(data, groups=[f"g{i % 5}" for i in range(80)])  # both classes in every fold
+    sel = select_params(X, data, Cs=(1.0,), cue_weights=(1.0,), folds=2, head_vectors=((True, False),),
+                        tree_weights=(0.0, 0.2), conditional_tree_weights=(0.0, 0.2))
+    assert len(sel.grid) == 4
+    assert {(g["tree_weight"], g["conditional_tree_weight"]) for g in sel.grid} == {
+        (0.0, 0.0), (0.0, 0.2), (0.2, 0.0), (0.2, 0.2)}
+    best = max(sel.grid, key=lambda g: (g["structural"], g["persist_recall"], -g["tree_weight"],
+                                        -g["conditional_tree_weight"]))
+    assert (sel.tree_weight, sel.conditional_tree_weight) == (best["tree_weight"],
+                                                              best["conditional_tree_weight"])

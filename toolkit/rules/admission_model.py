@@ -204,6 +204,52 @@ class _Head(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
+class _TreeHead(ClassifierMixin, BaseEstimator):
+    """Gradient-boosted trees over the cue features beside the first ``n_components`` principal
+    components of the sentence vectors: a decision the linear head cannot draw (a cue that counts
+    only beside another, a region of the sentence space). Blended with the linear head's
+    probabilities (:class:`AdmissionModel` ``tree_weight``). One thread and 32 bins: the same fit on
+    any machine, about 0.6 CPU-s on 960 rows."""
+
+    def __init__(self, n_components: int = 16, learning_rate: float = 0.2, max_iter: int = 50,
+                 max_leaf_nodes: int = 7, max_bins: int = 32, random_state: int | None = 0):
+        self.n_components = n_components
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def _X(self, X: Features) -> np.ndarray:
+        return np.hstack([self.pca_.transform(X.vectors), X.cues])
+
+    def fit(self, X: Features, y: Sequence[str], sample_weight: np.ndarray | None = None) -> _TreeHead:
+        """Fit the projection and the trees on ``X`` and labels ``y``."""
+        from sklearn.decomposition import PCA
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
+
+        rs = check_random_state(self.random_state)
+        with threadpool_limits(limits=1):
+            k = min(self.n_components, *X.vectors.shape)
+            self.pca_ = PCA(k, svd_solver="full").fit(X.vectors)
+            self.model_ = HistGradientBoostingClassifier(
+                learning_rate=self.learning_rate, max_iter=self.max_iter,
+                max_leaf_nodes=self.max_leaf_nodes, max_bins=self.max_bins,
+                class_weight="balanced", early_stopping=False,
+                random_state=int(rs.randint(0, 2**31 - 1)))
+            self.model_.fit(self._X(X), np.asarray(y), sample_weight=sample_weight)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X: Features) -> np.ndarray:
+        """Class probabilities, columns in ``classes_`` order."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            return self.model_.predict_proba(self._X(X))
+
+
 @dataclass(frozen=True)
 class TrainingSet:
     """Development instructions with labels, groups (behaviours) and weights."""
@@ -234,7 +280,10 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
                  scope_ngram_weight: float | None = None,
                  conditional_ngram_weight: float | None = None,
                  scope_char_weight: float = 0.0, conditional_char_weight: float = 0.0,
-                 char_weight: float = 0.0):
+                 char_weight: float = 0.0, tree_weight: float = 0.0,
+                 conditional_tree_weight: float = 0.0):
+        self.conditional_tree_weight = conditional_tree_weight
+        self.tree_weight = tree_weight
         self.char_weight = char_weight
         self.scope_char_weight = scope_char_weight
         self.conditional_char_weight = conditional_char_weight
@@ -271,11 +320,22 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
                                   self.conditional_vectors, cnw, self.conditional_char_weight).fit(
             X.take(idx), [str(bool(data.conditional[i])) for i in idx], sample_weight=w[idx])
         self.classes_ = self.decision_.classes_
+        if self.tree_weight > 0:
+            self.tree_ = _TreeHead(random_state=int(seeds[0])).fit(X, data.decision, sample_weight=w)
+        if self.conditional_tree_weight > 0:
+            self.conditional_tree_ = _TreeHead(random_state=int(seeds[2])).fit(
+                X.take(idx), [str(bool(data.conditional[i])) for i in idx], sample_weight=w[idx])
         return self
 
     def predict_proba(self, X: Features) -> np.ndarray:
-        """Decision probabilities (columns in ``classes_`` order)."""
-        return self.decision_.predict_proba(X)
+        """Decision probabilities (columns in ``classes_`` order): the linear head's, blended with
+        the tree head's by ``tree_weight``."""
+        p = self.decision_.predict_proba(X)
+        if self.tree_weight > 0:
+            t = self.tree_.predict_proba(X)
+            order = [list(self.tree_.classes_).index(c) for c in self.classes_]
+            p = (1.0 - self.tree_weight) * p + self.tree_weight * t[:, order]
+        return p
 
     def decide(self, X: Features) -> list[tuple[str, str, dict[str, float]]]:
         """(decision, reason, probabilities) per row, with the persist operating point."""
@@ -301,7 +361,12 @@ class AdmissionModel(ClassifierMixin, BaseEstimator):
     def conditional_proba(self, X: Features) -> np.ndarray:
         """P(conditional) per row."""
         cls = list(self.conditional_.classes_)
-        return self.conditional_.predict_proba(X)[:, cls.index("True")]
+        p = self.conditional_.predict_proba(X)[:, cls.index("True")]
+        if self.conditional_tree_weight > 0:
+            t = self.conditional_tree_.predict_proba(X)
+            p = ((1.0 - self.conditional_tree_weight) * p
+                 + self.conditional_tree_weight * t[:, list(self.conditional_tree_.classes_).index("True")])
+        return p
 
 
 # -- model selection on development data only ------------------------------------------------
@@ -327,6 +392,10 @@ class Selection:
     char_weights: tuple[float, float] = (0.0, 0.0)
     #: how the CV folds were grouped ("batch": whole batches, "behaviour": behaviours)
     fold_by: str = "behaviour"
+    #: the tree head's weight in the decision (0: the linear head alone)
+    tree_weight: float = 0.0
+    #: the tree head's weight in the conditional head (0: the linear head alone)
+    conditional_tree_weight: float = 0.0
 
 
 def _folds(groups: Sequence[str], scored: Sequence[bool], k: int | None,
@@ -366,16 +435,22 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
                   conditional_ngram_weight: float | None = None,
                   char_weights: tuple[float, float] = (0.0, 0.0),
                   fold_by: str = "behaviour",
+                  tree_weights: Sequence[float] = (0.0,),
+                  conditional_tree_weights: Sequence[float] = (0.0,),
                   ) -> Selection:
     """Choose C, cue weight and the persist threshold by grouped CV on development rows
     (``scope_weights``: the scope head's own cue and n-gram weights, ``conditional_ngram_weight``
-    the conditional head's own n-gram weight; None for the shared ones)."""
+    the conditional head's own n-gram weight; None for the shared ones; ``tree_weights``: the weights
+    of the tree head's probabilities in the decision tried, each at its own operating point;
+    ``conditional_tree_weights`` those of a tree head in the conditional head)."""
     fold_idx = _folds(data.groups, data.scored, folds, fold_by)
     scored = np.flatnonzero(np.asarray(data.scored))
     dec = np.asarray(data.decision)
     grid, best = [], None
     for C, cw, (sv, cv), nw in itertools.product(Cs, cue_weights, head_vectors, ngram_weights):
         p = np.zeros((len(dec), 3))
+        pt = np.zeros((len(dec), 3))
+        ct = np.zeros(len(dec))
         sc = np.zeros(len(dec))
         cd = np.zeros(len(dec))
         for test in fold_idx:
@@ -393,24 +468,41 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
             p[test] = pr[:, [cls.index(c) for c in DECISIONS]]
             sc[test] = m.scope_proba(X.take(test))
             cd[test] = m.conditional_proba(X.take(test))
+            if any(tw > 0 for tw in tree_weights):
+                tree = _TreeHead(random_state=random_state).fit(
+                    X.take(train), sub.decision, sample_weight=np.asarray(sub.weight, dtype=float))
+                tcls = [str(c) for c in tree.classes_]
+                pt[test] = tree.predict_proba(X.take(test))[:, [tcls.index(c) for c in DECISIONS]]
+            if any(ctw > 0 for ctw in conditional_tree_weights):
+                per = np.array([d == "persist" and sp is not None for d, sp in
+                                zip(sub.decision, sub.scope, strict=True)])
+                pidx = np.flatnonzero(per)
+                ctree = _TreeHead(random_state=random_state).fit(
+                    X.take(train).take(pidx), [str(bool(sub.conditional[i])) for i in pidx],
+                    sample_weight=np.asarray(sub.weight, dtype=float)[pidx])
+                ct[test] = ctree.predict_proba(X.take(test))[:, list(ctree.classes_).index("True")]
         is_p = dec[scored] == "persist"
-        t = _threshold(p[scored, 0], is_p, max_false_persist)
-        pred = _apply(p[scored], t)
-        ok = pred == dec[scored]
         scope = np.array([data.scope[i] for i in scored], dtype=object)
         cond = np.array([data.conditional[i] for i in scored])
-        struct = ok & (~is_p | (((sc[scored] >= 0.5) == (scope == "project")) &
-                                ((cd[scored] >= 0.5) == cond)))
-        fp = int(((pred == "persist") & ~is_p).sum())
-        rec = int(((pred == "persist") & is_p).sum())
-        row = {"C": C, "cue_weight": cw, "scope_vectors": sv, "conditional_vectors": cv,
-               "ngram_weight": nw,
-               "threshold": t, "structural": float(struct.mean()),
-               "false_persist": fp, "persist_recall": rec / max(int(is_p.sum()), 1)}
-        grid.append(row)
-        key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv, -nw)
-        if best is None or key > best[0]:
-            best = (key, row, int((~is_p).sum()), int(is_p.sum()))
+        scope_ok = (sc[scored] >= 0.5) == (scope == "project")
+        for tw, ctw in itertools.product(tree_weights, conditional_tree_weights):
+            cb = (1.0 - ctw) * cd + ctw * ct if ctw > 0 else cd
+            heads_ok = scope_ok & ((cb[scored] >= 0.5) == cond)
+            pb = (1.0 - tw) * p + tw * pt if tw > 0 else p
+            t = _threshold(pb[scored, 0], is_p, max_false_persist)
+            pred = _apply(pb[scored], t)
+            ok = pred == dec[scored]
+            struct = ok & (~is_p | heads_ok)
+            fp = int(((pred == "persist") & ~is_p).sum())
+            rec = int(((pred == "persist") & is_p).sum())
+            row = {"C": C, "cue_weight": cw, "scope_vectors": sv, "conditional_vectors": cv,
+                   "ngram_weight": nw, "tree_weight": tw, "conditional_tree_weight": ctw,
+                   "threshold": t, "structural": float(struct.mean()),
+                   "false_persist": fp, "persist_recall": rec / max(int(is_p.sum()), 1)}
+            grid.append(row)
+            key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv, -nw, -tw, -ctw)
+            if best is None or key > best[0]:
+                best = (key, row, int((~is_p).sum()), int(is_p.sum()))
     assert best is not None
     _, row, n_neg, n_pos = best
     return Selection(C=row["C"], cue_weight=row["cue_weight"], persist_threshold=row["threshold"],
@@ -420,7 +512,9 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
                      conditional_vectors=bool(row["conditional_vectors"]),
                      ngram_weight=float(row["ngram_weight"]), scope_weights=tuple(scope_weights),
                      conditional_ngram_weight=conditional_ngram_weight,
-                     char_weights=tuple(char_weights), fold_by=fold_by)
+                     char_weights=tuple(char_weights), fold_by=fold_by,
+                     tree_weight=float(row["tree_weight"]),
+                     conditional_tree_weight=float(row["conditional_tree_weight"]))
 
 
 def _apply(p: np.ndarray, t: float) -> np.ndarray:
@@ -450,7 +544,16 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w12", "firstcontact/w13",
                                  "firstcontact/w15", "firstcontact/w17",
                                  "firstcontact/w18", "firstcontact/w20",
-                                 "firstcontact/w21", "firstcontact/w22")
+                                 "firstcontact/w21", "firstcontact/w22",
+                                 "firstcontact/w24", "firstcontact/w25")
+#: Ninth pass (n14a, 2026-12-02 evening): w24/w25 join (960 rows; the linear head alone at the
+#: shipped weights: 780 structural, 9/456 non-lasting persisted, 436/504 recall out of fold). The scope
+#: stage's place kinds (``admission/items.yaml``) read a project named after "in/for/on" with no
+#: comma when a clause opens after the name ("in kestrel we ...", "for lumen anything ..."), also
+#: after a sentence end, and a fronted label cut off by a plain " - " ("kestrel - every endpoint
+#: ..."): 14 development rows change, 12 of them gold project; 782 structural, scope errors among
+#: persisted lasting rows 35 -> 33 (within noise, kept as the kinds' reading is right). The tree head
+#: is documented at :data:`TREE_WEIGHTS`.
 #: Eighth pass (n14a, 2026-12-02 afternoon; w21/w22 as development data, 864 rows). With them the
 #: pooled constraint (8 of 408 non-lasting persisted out of fold) moves the threshold from 0.608 to
 #: 0.767: w21's task requests that carry "never ... again" / "always" score P(persist) 0.9-1.0.
@@ -492,6 +595,26 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
 #: 487 (5 of 264 non-lasting persisted each; persist recall 277 and 276 of 312): the grid keeps C=1
 #: alone, so the 96 more rows do not make the cold fit dearer (half the CV fits).
 FIT_CS: tuple[float, ...] = (1.0,)
+#: Ninth pass (n14a, 2026-12-02 evening; w24/w25 as development data, 960 rows): the weights of the
+#: tree head (:class:`_TreeHead`: gradient-boosted trees over the cue features and 16 principal
+#: components of the sentence vectors) blended into the decision head's probabilities, each at its
+#: own 1-in-50 operating point. The linear head's out-of-fold AUC is 0.988 in every linear variant
+#: tried; trees see conjunctions it cannot. On the 8 batch folds (structural of 960, non-lasting
+#: persisted of 456, persist recall of 504) and with the operating point read leaving one batch out
+#: (LOBO: non-lasting persisted, recall, batches meeting both first-contact bars of 17):
+#: linear alone 782, 9, 434 (LOBO 10, 434, 9); tree weight 0.2: 791, 9, 444 (LOBO 9, 444, 10);
+#: 0.3: 798, 9, 449 (LOBO 11, 441, 9); 0.5: 775, 9, 427 (LOBO 9, 427, 6); the trees alone: 626,
+#: 9, 270 (their probabilities are too sharp to rank alone). Other tree heads, blended at 0.2 / 0.3
+#: (pooled structural): 32 components 792 / 795; 15 leaves 795 / 795; 255 bins 791 / 793; an MLP
+#: (64 hidden units, alpha 1) over the same features 791 / 787 at three times the CPU. The grid keeps
+#: 0.2 beside 0 (0.3 wins pooled but not LOBO, where the operating point is read honestly).
+TREE_WEIGHTS: tuple[float, ...] = (0.0, 0.2)
+#: the same tree head blended into the conditional head (persisted rows only). With the decision's
+#: tree weight 0.2, out of fold: 0 / 0.2 / 0.3 / 0.5 gave structural 791 / 796 / 795 / 797 of 960
+#: (conditional errors among persisted lasting rows 53 / 47 / 48 / 46); in the scope head the same
+#: blend gave 791 / 790 / 790 / 785 and is left out. The grid keeps 0.2 beside 0 (the smallest that
+#: helps: the gain is a handful of rows).
+CONDITIONAL_TREE_WEIGHTS: tuple[float, ...] = (0.0, 0.2)
 #: weights of the word n-gram block tried by the CV (0: sentence vectors and cue features only).
 #: With w12/w13 (576 rows), out of fold: n-gram weight 2 / 3 gave 489 / 491 of 576 (with the scope
 #: weights below 2 / 3 / 4 gave 493 / 495 / 491); 3 persists 281 of 312 lasting items (2: 277) at the
@@ -648,7 +771,9 @@ def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAd
                                 char_weights=(SCOPE_CHAR_WEIGHT, CONDITIONAL_CHAR_WEIGHT),
                                 random_state=seed, ngram_weights=NGRAM_WEIGHTS,
                                 head_vectors=((True, False),), scope_weights=SCOPE_WEIGHTS,
-                                conditional_ngram_weight=CONDITIONAL_NGRAM_WEIGHT)
+                                conditional_ngram_weight=CONDITIONAL_NGRAM_WEIGHT,
+                                tree_weights=TREE_WEIGHTS,
+                                conditional_tree_weights=CONDITIONAL_TREE_WEIGHTS)
             model = AdmissionModel(sel.C, sel.cue_weight, sel.persist_threshold, embedder,
                                    random_state=seed, scope_vectors=sel.scope_vectors,
                                    conditional_vectors=sel.conditional_vectors,
@@ -657,11 +782,13 @@ def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAd
                                    scope_ngram_weight=sel.scope_weights[1],
                                    conditional_ngram_weight=sel.conditional_ngram_weight,
                                    scope_char_weight=sel.char_weights[0],
-                                   conditional_char_weight=sel.char_weights[1]).fit(X, data)
+                                   conditional_char_weight=sel.char_weights[1],
+                                   tree_weight=sel.tree_weight,
+                                   conditional_tree_weight=sel.conditional_tree_weight).fit(X, data)
             return FittedAdmitter(model, sel, used)
 
         digest = hashlib.sha256(json.dumps(data.__dict__, sort_keys=True).encode()).hexdigest()
         _FITTED[key] = cached_fit("admission", [], {"training": digest, "seed": seed,
-                                                    "embedder": embedder, "version": 4}, build,
+                                                    "embedder": embedder, "version": 5}, build,
                                   code=ADMISSION_CODE)
     return _FITTED[key]
