@@ -259,6 +259,8 @@ _NEUTRAL_TASKS = (
 _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
 DOMAIN_TASKS = True
 ECHO_CASES = False
+#: elementless rules get echoed cases (a specification, never validated: the reviewer refuses them)
+ECHO_ELEMENTLESS = True
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
@@ -492,10 +494,11 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
         ins = _own_instance(rule.behavior, spec.subject)
     from toolkit.rules.checks._spec import spec_of
 
-    # a rendering that says the subject in words is evidence only when the words carry something
-    # concrete (a quoted term, code, a command, a limit, a kind); a rule of taste ("respect the
-    # spirit of the style guide") has nothing such evidence could show, so it gets no such case
-    echo = ECHO_CASES or bool(spec_of(rule).elements)
+    # a rendering that says the subject in words: for a rule with no concrete element (no quoted
+    # term, code, command, limit or kind) it is the only case the offline compiler can write, so the
+    # rule still gets a specification; the blind reviewer refuses evidence that only restates the
+    # rule (:func:`toolkit.rules.checks._review.restates_rule`), so such a proposal never validates
+    echo = ECHO_CASES or bool(spec_of(rule).elements) or ECHO_ELEMENTLESS
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
@@ -528,6 +531,16 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
 def _is_command(text: str) -> bool:
     """Does a rule element read as a shell command (a known tool first; ``command_head`` in semantic.yaml)?"""
     return bool(res.semantic().command_head.search(text.strip()))
+
+
+def _headed_command(element: str, rule_text: str) -> str | None:
+    """The element as a subcommand of the nearest tool the rule names before it ("rails db:drop,
+    db:reset or db:schema:load": ``rails db:reset``), or None when no known tool precedes it."""
+    at = rule_text.find(element)
+    if at < 0:
+        return None
+    heads = [m for m in re.finditer(r"[\w./-]+", rule_text[:at]) if _is_command(m.group(0))]
+    return f"{heads[-1].group(0)} {element}" if heads else None
 
 
 def _element_code(el: Any, path: str) -> str:
@@ -564,6 +577,8 @@ def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_for
                 cmds.append(concepts().concepts[e.kind.split(":", 1)[1]].example)
             elif _is_command(e.text):
                 cmds.append(e.text)
+            elif (cmd := _headed_command(e.text, rule.behavior)) is not None:
+                cmds.append(cmd)
         if show_forbidden and not cmds:
             return None
         if not show_forbidden:

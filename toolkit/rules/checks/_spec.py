@@ -221,6 +221,8 @@ def _spec_cached(behavior: str) -> Spec:
     places: list[str] = []
     for pol, clause in clauses(strip_preamble(behavior)):
         bucket = forb if pol == "forbid" else req
+        if pol == "require":  # a requirement's own examples illustrate it: they are not required
+            clause = cue("illustration").sub(" ", clause)
         seen = {e.text.lower() for e in forb + req}
         for m in cue("limit").finditer(clause):
             n = int((m.group("n") or m.group("n2")).replace(",", ""))
@@ -247,6 +249,11 @@ def _spec_cached(behavior: str) -> Spec:
                 continue
             bucket.append(Element(t, _literal_pattern(t), "code", pol))
             seen.add(t.lower())
+        for m in cue("code_list").finditer(bare):  # "malloc/calloc/realloc", "db:schema:load"
+            for t in m.group(0).split("/"):
+                if t.lower() not in seen and len(t) >= 3:
+                    bucket.append(Element(t, _literal_pattern(t), "code", pol))
+                    seen.add(t.lower())
         for name, c in concepts().concepts.items():
             if c.cued(clause) and f"concept:{name}" not in seen:
                 bucket.append(Element(name.replace("_", " "), "", f"concept:{name}", pol))
