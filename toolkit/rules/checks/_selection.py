@@ -238,6 +238,21 @@ class EmbeddingSelector:
             x = np.hstack([x, cv * q[None, :]])
         return x, pairs
 
+    def prefetch(self, items: Sequence[tuple]) -> None:
+        """Embed every text a fit on ``items`` compares (tasks and their sentences, in-scope
+        conditional rules' behaviours, conditions and condition pieces) in one call: the embedder
+        batches texts of one length together, so one large call costs far less than many small
+        ones; a vector depends on its text alone, so features are unchanged."""
+        texts: list[str] = []
+        for item in items:
+            query, rules, proj = self._unpack(item)
+            texts += [query, *_parts(query, "task")]
+            for r in rules:
+                if r.conditions and in_scope(r, proj):
+                    texts += [r.behavior, *r.conditions,
+                              *(p for c in r.conditions for p in _parts(c, "condition"))]
+        self._vectors(list(dict.fromkeys(texts)))
+
     def retrieve(self, query: str, rules: Sequence[Rule]) -> list[int]:
         """Retrieval stage: indices of the conditional rules whose weakest condition is among the
         ``retrieve_k`` most similar to the task (the condition model reads only these)."""
@@ -287,6 +302,7 @@ class EmbeddingSelector:
 
         if self.background:  # the training tasks, as the background a condition's similarity is read against
             self.background_ = self._vectors(list(dict.fromkeys(self._unpack(it)[0] for it in items)))
+        self.prefetch(items)
         xs, ys, groups = [], [], []
         rule_rows = []  # (group, query, rules in scope, gold set) for the rule-level threshold
         for g_i, (item, g) in enumerate(zip(items, gold, strict=True)):

@@ -581,6 +581,10 @@ class SpecJudge:
         from toolkit.rules.checks._selection import _applies, task_project
 
         verdicts = read_many([(to_reader_rule(r), to_reader_evidence(ev), ()) for r, _, ev in items])
+        # every text the rows compare, embedded in one call (same-length batches are larger; a
+        # vector depends on its text alone, so the rows are the same as text by text)
+        self._vectors(list(dict.fromkeys(t for r, _, ev in items for t in
+                                         [*_evidence_parts(ev), *r.conditions, *r.exceptions])))
         rows = []
         for (rule, check, ev), v in zip(items, verdicts, strict=True):
             spec = spec_of(rule)
