@@ -159,6 +159,7 @@ def _literal_pattern(s: str) -> str:
     """A quoted literal as a regex: numbers generalised ("Figure 3" also finds "Figure 5.3"),
     a trailing ``()`` a call of that name, spaces flexible."""
     s = s.strip()
+    s = re.sub(r"\s*(?:\.\.\.|…)$", "", s) or s  # a quote ending in an ellipsis opens with what it shows
     call = s.endswith("()")
     core = s[:-2] if call else s
     parts = re.split(r"(\d+(?:\.\d+)*)", core)
