@@ -412,7 +412,8 @@ FEATURES: tuple[str, ...] = (
     "stage_ok", "forbid_used", "forbid_mentioned_only", "required_found", "has_forbidden", "has_required",
     "limit_over", "limit_within", "scope_out", "applies_task_true", "applies_task_false", "applies_ev_true",
     "applies_ev_false", "condition_sim", "exception_sim", "reader_violation", "reader_pass", "reader_na",
-    "prog_violation", "prog_pass", "prog_na", "has_conditions", "stage_evidence_present", "condition_cover")
+    "prog_violation", "prog_pass", "prog_na", "has_conditions", "stage_evidence_present", "condition_cover",
+    "require_cover", "forbid_cover")
 CLASSES: tuple[str, ...] = ("violation", "pass", "not_applicable")
 
 
@@ -478,6 +479,32 @@ def _evidence_parts(ev: EvidenceRecord) -> list[str]:
     if ev.reply:
         parts += list(tx.sentences(tx.prose(ev.reply)))[:4]
     return [p for p in parts if p.strip()]
+
+
+def _produced_text(ev: EvidenceRecord) -> str:
+    """What the agent produced at this stage: the action, the files written, the reply (not the task)."""
+    bits = []
+    if ev.action is not None:
+        bits.append(json.dumps(ev.action, ensure_ascii=False))
+    bits += [a.content for a in ev.artifacts or [] if not a.deleted]
+    if ev.reply:
+        bits.append(ev.reply)
+    return "\n".join(bits)
+
+
+def clause_cover(behavior: str, ev: EvidenceRecord) -> tuple[float, float]:
+    """Share of the content words of the rule's requirement clauses (and of its ban clauses) that
+    the produced evidence carries (stems; 0 when the rule has no such clause): a requirement
+    named in words ("requests and limits for cpu and memory") leaves its words in compliant output."""
+    from toolkit.rules.checks._compiler import strip_preamble
+    from toolkit.rules.checks._selection import _content_stems
+
+    got = _content_stems(re.sub(r"[/_.\-:]", " ", _produced_text(ev)))
+    out = []
+    for pol in ("require", "forbid"):
+        words = frozenset().union(*[_content_stems(c) for p, c in clauses(strip_preamble(behavior)) if p == pol])
+        out.append(len(words & got) / len(words) if words else 0.0)
+    return out[0], out[1]
 
 
 def _evidence_summary(ev: EvidenceRecord) -> str:
@@ -627,7 +654,7 @@ class SpecJudge:
                 float(at is True), float(at is False), float(aev is True), float(aev is False), csim, esim,
                 float(v.label == "violation"), float(v.label == "pass"), float(v.label == "not_applicable"),
                 float(pj == "violation"), float(pj == "pass"), float(pj == "not_applicable"),
-                float(bool(rule.conditions)), float(present), cover])
+                float(bool(rule.conditions)), float(present), cover, *clause_cover(rule.behavior, ev)])
         return np.asarray(rows, dtype=float)
 
     def _make(self) -> Any:
