@@ -565,8 +565,13 @@ class SpecJudge:
     # With w23 as development (410 items, 9 sets), the same leave-one-batch-out: 0.730; a ban's
     # places ("calls inside Update or LateUpdate") and trailing comments read apart: 0.754; then by
     # min_precision at C=1: 0.6 0.730, 0.65 0.752, 0.7 0.754, 0.75 0.722, so 0.7 stays.
+    # With w26 as development (458 items, 10 sets), the same leave-one-batch-out: 0.722; code lists,
+    # illustrations and ellipsis-ended quotes in the element reader 0.731; the requirement / ban word
+    # cover features 0.732 (checkable validated 38 -> 41/119, the checker being this judge); then by
+    # min_precision: 0.7 0.732 (41 validated), 0.65 0.753 (41), 0.6 0.760 (33): 0.65 keeps the
+    # validations and gains 0.02, so it is the new value.
     C: float = 1.0
-    min_precision: float = 0.7
+    min_precision: float = 0.65
     unknown_band: float = 0.0
     folds: int = 5
     random_state: int = 0
