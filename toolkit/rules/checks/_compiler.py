@@ -259,8 +259,10 @@ _NEUTRAL_TASKS = (
 _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
 DOMAIN_TASKS = True
 ECHO_CASES = False
-#: elementless rules get echoed cases (a specification, never validated: the reviewer refuses them)
-ECHO_ELEMENTLESS = True
+#: elementless rules get echoed cases (off: they get a specification with no case showing the
+#: behaviour, rejected by the structural check before any reviewer or checker call; with echoed
+#: cases the reviewer refuses them, so the outcome is the same at more cost)
+ECHO_ELEMENTLESS = False
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
@@ -494,10 +496,10 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
         ins = _own_instance(rule.behavior, spec.subject)
     from toolkit.rules.checks._spec import spec_of
 
-    # a rendering that says the subject in words: for a rule with no concrete element (no quoted
-    # term, code, command, limit or kind) it is the only case the offline compiler can write, so the
-    # rule still gets a specification; the blind reviewer refuses evidence that only restates the
-    # rule (:func:`toolkit.rules.checks._review.restates_rule`), so such a proposal never validates
+    # a rendering that says the subject in words is evidence only when the words carry something
+    # concrete (a quoted term, code, a command, a limit, a kind); a rule with none still gets a
+    # specification (see OfflineCompiler.propose), never these cases; the blind reviewer refuses
+    # evidence that only restates such a rule (:func:`toolkit.rules.checks._review.restates_rule`)
     echo = ECHO_CASES or bool(spec_of(rule).elements) or ECHO_ELEMENTLESS
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
@@ -691,6 +693,15 @@ class OfflineCompiler:
                                                     "delivery": ["reply"]}[s]) for s in sorted(want)})
         fails = _slot_failures(feedback)
         slots = _merged_slots(spec, rule)
+        if not any(slots.get(f"{st}:violation") and slots.get(f"{st}:pass") for st in spec.stages()):
+            # no stage has both a compliant and a violating case: nothing concrete to show, no instance
+            if feedback:  # its one proposal was rejected for want of cases: the rule stays guidance
+                return Proposal("guidance", None, reason="specified, but no validation case the offline compiler "
+                                                         "can write shows the behaviour")
+            # the specification is proposed with the cases there are (none showing compliance or a
+            # violation), so the structural check rejects it before any reviewer or checker call
+            return Proposal("semantic", spec, tuple(slots["na"][:MAX_CASES]),
+                            reason="specified; no case shows the behaviour")
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
         keep = {s: v for s, v in spec.evidence.items() if s not in dead_stages}
         if not keep:
