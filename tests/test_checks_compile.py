@@ -301,3 +301,32 @@ def test_a_taste_rule_gets_no_echoed_validation_case():
 
     c = compile_rules([Rule(id="t", behavior="Respect the spirit of the style guide, not just the letter.")])[0]
     assert c.outcome in ("guidance", "inactive"), (c.outcome, c.reason)
+    assert c.proposed == "semantic"  # it gets a specification; its echoed cases are refused, so it never validates
+    assert c.rounds and all(r.review is None or None in r.review.labels for r in c.rounds)
+
+
+def test_the_reviewer_refuses_evidence_that_only_restates_a_rule_without_code():
+    from toolkit.rules.checks._review import restates_rule
+
+    spec = SemanticSpec(applies_when="always", required="", compliance="", violation="", polarity="require",
+                        subject="name the venue in the first paragraph", target="reply", scope="global",
+                        conditions=(), exceptions=(), evidence={"delivery": ["reply"]})
+    plain = Rule(id="v", behavior="Name the venue in the first paragraph.")
+    echo = make_evidence("delivery", "t", reply="As requested, I made sure to name the venue in the first paragraph.")
+    real = make_evidence("delivery", "t", reply="The Lyric Theatre hosts the premiere on 4 May.")
+    assert restates_rule(plain, spec, echo) and not restates_rule(plain, spec, real)
+    coded = Rule(id="c", behavior="Name the venue in the first paragraph with `venue()`.")
+    assert not restates_rule(coded, spec, echo)  # a rule with a code token: the reviewer reads the token
+
+
+@pytest.mark.parametrize("behavior,kind,field,value", [
+    ("The git_push tool must always be called with force set to false.", "field_equals_boolean", "force", "false"),
+    ("Every create_pull_request call sets draft to true.", "field_equals_boolean", "draft", "true"),
+    ('The deploy tool\'s environment argument must always be "staging".', "field_equals", "environment", "staging"),
+])
+def test_unquoted_boolean_fields_and_possessive_tools_are_programmatic(behavior, kind, field, value):
+    rd = read_rule(Rule(id="b", behavior=behavior))
+    assert rd.programmatic is not None and rd.programmatic[0] == kind
+    assert rd.programmatic[1]["field"] == field and rd.programmatic[1]["value"] == value
+    c = compile_rules([Rule(id="b", behavior=behavior)])[0]
+    assert c.outcome == "programmatic" and c.check.to_dict()["field"] == field, c.reason

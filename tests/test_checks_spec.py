@@ -3,6 +3,8 @@ contract, and the compiler's concrete validation cases."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -161,3 +163,18 @@ def test_judge_and_selector_fits_are_cached_on_disk_by_data_and_code(tmp_path, m
               make_evidence("artifact", "t", artifacts={"lib/a.py": "print(1)\n"})),
              (_rule("Never use print() in library code."), None, make_evidence("delivery", "t", reply="Done."))]
     assert np.array_equal(sj.predict_proba(items), again.predict_proba(items)) and again is not sj
+
+
+def test_code_lists_and_illustrations_in_the_element_reader():
+    """Slash lists of code names and colon task names are elements; a requirement's own examples
+    ("e.g. ...", a list ending in "...") illustrate it and are not required."""
+    from toolkit.rules.checks._spec import _literal_pattern
+
+    sp = spec_of("Parser functions must not allocate. No malloc/calloc/realloc anywhere on the parse path.")
+    assert [e.text for e in sp.forbidden] == ["malloc", "calloc", "realloc"]
+    assert [e.text for e in spec_of("Never run rails db:drop or db:schema:load.").forbidden] == ["db:drop",
+                                                                                               "db:schema:load"]
+    assert spec_of("Give the units of every such argument (K, Pa, kg m-2 s-1...).").required == ()
+    assert spec_of("Each outcome gets a number and a date, e.g. '40 people by July 2027'.").required == ()
+    assert [e.text for e in spec_of("No emoji; use `logger.info` (e.g. `logger.info(x)`).").required] == ["logger.info"]
+    assert re.search(_literal_pattern("I am writing to apply for..."), "I am writing to apply for the role")

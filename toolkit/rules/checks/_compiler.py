@@ -259,6 +259,10 @@ _NEUTRAL_TASKS = (
 _NEUTRAL_REPLY = "I fixed the off-by-one error in the pagination helper."
 DOMAIN_TASKS = True
 ECHO_CASES = False
+#: elementless rules get echoed cases (off: they get a specification with no case showing the
+#: behaviour, rejected by the structural check before any reviewer or checker call; with echoed
+#: cases the reviewer refuses them, so the outcome is the same at more cost)
+ECHO_ELEMENTLESS = False
 _NEUTRAL_CODE = "def page_count(total, size):\n    return (total + size - 1) // size\n"
 
 
@@ -493,9 +497,10 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     from toolkit.rules.checks._spec import spec_of
 
     # a rendering that says the subject in words is evidence only when the words carry something
-    # concrete (a quoted term, code, a command, a limit, a kind); a rule of taste ("respect the
-    # spirit of the style guide") has nothing such evidence could show, so it gets no such case
-    echo = ECHO_CASES or bool(spec_of(rule).elements)
+    # concrete (a quoted term, code, a command, a limit, a kind); a rule with none still gets a
+    # specification (see OfflineCompiler.propose), never these cases; the blind reviewer refuses
+    # evidence that only restates such a rule (:func:`toolkit.rules.checks._review.restates_rule`)
+    echo = ECHO_CASES or bool(spec_of(rule).elements) or ECHO_ELEMENTLESS
     slots: dict[str, list[Case]] = {}
     for i, stage in enumerate(spec.stages()):
         task = _task_for(rule, True, i)
@@ -528,6 +533,16 @@ def _semantic_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
 def _is_command(text: str) -> bool:
     """Does a rule element read as a shell command (a known tool first; ``command_head`` in semantic.yaml)?"""
     return bool(res.semantic().command_head.search(text.strip()))
+
+
+def _headed_command(element: str, rule_text: str) -> str | None:
+    """The element as a subcommand of the nearest tool the rule names before it ("rails db:drop,
+    db:reset or db:schema:load": ``rails db:reset``), or None when no known tool precedes it."""
+    at = rule_text.find(element)
+    if at < 0:
+        return None
+    heads = [m for m in re.finditer(r"[\w./-]+", rule_text[:at]) if _is_command(m.group(0))]
+    return f"{heads[-1].group(0)} {element}" if heads else None
 
 
 def _element_code(el: Any, path: str) -> str:
@@ -564,6 +579,8 @@ def _concrete(stage: str, spec: SemanticSpec, rule: Rule, task: str, *, show_for
                 cmds.append(concepts().concepts[e.kind.split(":", 1)[1]].example)
             elif _is_command(e.text):
                 cmds.append(e.text)
+            elif (cmd := _headed_command(e.text, rule.behavior)) is not None:
+                cmds.append(cmd)
         if show_forbidden and not cmds:
             return None
         if not show_forbidden:
@@ -676,6 +693,15 @@ class OfflineCompiler:
                                                     "delivery": ["reply"]}[s]) for s in sorted(want)})
         fails = _slot_failures(feedback)
         slots = _merged_slots(spec, rule)
+        if not any(slots.get(f"{st}:violation") and slots.get(f"{st}:pass") for st in spec.stages()):
+            # no stage has both a compliant and a violating case: nothing concrete to show, no instance
+            if feedback:  # its one proposal was rejected for want of cases: the rule stays guidance
+                return Proposal("guidance", None, reason="specified, but no validation case the offline compiler "
+                                                         "can write shows the behaviour")
+            # the specification is proposed with the cases there are (none showing compliance or a
+            # violation), so the structural check rejects it before any reviewer or checker call
+            return Proposal("semantic", spec, tuple(slots["na"][:MAX_CASES]),
+                            reason="specified; no case shows the behaviour")
         dead_stages = {k.split(":")[0] for k, v in slots.items() if k != "na" and fails.get(k, 0) >= len(v)}
         keep = {s: v for s, v in spec.evidence.items() if s not in dead_stages}
         if not keep:

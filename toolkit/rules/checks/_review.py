@@ -66,6 +66,9 @@ class ReaderReviewer:
         if isinstance(check, FileLacks):  # a literal banned from files of a type: own reading of the files
             labels = tuple(fl if ev.stage in needs and (fl := file_literal_label(rule, ev)) is not None else lab
                            for lab, ev in zip(labels, evidence, strict=True))
+        if isinstance(check, SemanticSpec):  # evidence that only restates the rule shows nothing
+            labels = tuple(None if restates_rule(rule, check, ev) else lab
+                           for lab, ev in zip(labels, evidence, strict=True))
         faithful, why = True, ""
         if isinstance(check, SemanticSpec):
             extra = set(tx.stems_of(check.subject)) - set(tx.stems_of(" ".join([rule.behavior, *rule.conditions,
@@ -74,6 +77,20 @@ class ReaderReviewer:
             if extra:
                 faithful, why = False, f"the specification adds words the rule does not have: {sorted(extra)}"
         return Review(faithful, labels, why)  # type: ignore[arg-type]
+
+
+def restates_rule(rule: Rule, check: SemanticSpec, ev: EvidenceRecord) -> bool:
+    """Whether the evidence carries the specification's subject word for word (a reply or file
+    saying "I made sure to <the rule>") and the rule names no code-like token the reviewer could
+    find in it (:func:`_rule_tokens`): such text shows no behaviour, so the reviewer cannot tell."""
+    if _rule_tokens(rule.behavior):
+        return False
+    subject = " ".join(tx.words(check.subject.lower()))
+    if len(subject.split()) < 3:
+        return False
+    texts = [ev.reply or "", *(a.content for a in ev.artifacts or []),
+             json.dumps(ev.action, ensure_ascii=False) if ev.action is not None else ""]
+    return any(subject in " ".join(tx.words(t.lower())) for t in texts if t)
 
 
 def _ban_opening(text: str) -> bool:
@@ -90,6 +107,12 @@ def _rule_tokens(part: str) -> list[str]:
     out = [m.strip() for m in re.findall(r"`([^`]+)`", part)]
     for raw in re.sub(r"`[^`]*`", " ", part).split():
         w = raw.strip("\"',.;:()[]")
+        if re.fullmatch(r"[a-z_]\w*(?:/[a-z_]\w*){2,}", w):  # a bare list of code names: "malloc/calloc/realloc"
+            out += [x for x in w.split("/") if len(x) >= 3]
+            continue
+        if re.fullmatch(r"[a-z]\w*(?::[a-z]\w*)+", w):  # a task name: "db:schema:load"
+            out.append(w)
+            continue
         if len(w) >= 3 and (re.search(r"[._\\]", w) or "()" in raw
                             or re.search(r"[a-z][A-Z]", w)) and not re.fullmatch(r"e\.g|i\.e|etc", w):
             out.append(w)
@@ -232,7 +255,8 @@ def _applies_to(rule: Rule, ev: EvidenceRecord) -> bool:
 
 
 _KEY = re.compile(r'"([\w.\-]+)"\s*:|^\s*([\w.\-]+)\s*[:=]', re.MULTILINE)
-_LITERAL = re.compile(r"[`\"']([^`\"']+)[`\"']")
+#: a quoted literal (an apostrophe inside a word, "the tool's", opens none)
+_LITERAL = re.compile(r"(?:[`\"]|(?<!\w)')([^`\"']+)(?:[`\"]|'(?!\w))")
 
 
 #: an unquoted literal value the rule writes out: an address (``noreply@x.example``), a path-like
@@ -249,6 +273,7 @@ def command_label(rule: Rule, command: str) -> str | None:
     decide applicability; then a quoted string of the command (for an opening) or any bare token
     (``+`` and ``src:`` stripped) is compared with the rule's literals."""
     lits = [x for x in _LITERAL.findall(rule.behavior) if x.strip()] + _NAMED.findall(rule.behavior)
+    lits += re.findall(r"\b(?:true|false)\b", _LITERAL.sub(" ", rule.behavior), re.IGNORECASE)  # a bare boolean
     if not lits:
         return None
     head = re.findall(r"[a-z]+", " ".join(command.split()[:3]).lower())

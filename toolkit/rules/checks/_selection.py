@@ -156,7 +156,11 @@ class EmbeddingSelector:
     0.6 (threshold 0.88-0.90) 0.563 / 0.629 and 0.560 / 0.608; 0.55: 0.597 / 0.578 and 0.607 / 0.563;
     0.5: 0.628 / 0.532 and 0.643 / 0.510; fixed thresholds 0.8 / 0.7 / 0.6 / 0.5: recall 0.626 / 0.696 /
     0.736 / 0.772 at precision 0.526 / 0.447 / 0.378 / 0.313 (50 rules). Under the 50-rule precision
-    bar (0.60) only 0.6 holds, so it stays; folds = one per batch (9) instead of 5: 0.565 / 0.629."""
+    bar (0.60) only 0.6 holds, so it stays; folds = one per batch (9) instead of 5: 0.565 / 0.629.
+    With w26 as development (10 sets), the same leave-one-batch-out over nine batches: 0.574 / 0.622
+    and 0.557 / 0.606; two more pair features (the condition's similarity minus, and z-scored against,
+    the task's similarity to every in-scope condition: a domain baseline against the false positives
+    among one project's conditional rules) 0.540 / 0.635 and 0.554 / 0.602, within noise, not kept."""
 
     embedder: str = "minilm"
     threshold: float | None = None
@@ -238,6 +242,21 @@ class EmbeddingSelector:
             x = np.hstack([x, cv * q[None, :]])
         return x, pairs
 
+    def prefetch(self, items: Sequence[tuple]) -> None:
+        """Embed every text a fit on ``items`` compares (tasks and their sentences, in-scope
+        conditional rules' behaviours, conditions and condition pieces) in one call: the embedder
+        batches texts of one length together, so one large call costs far less than many small
+        ones; a vector depends on its text alone, so features are unchanged."""
+        texts: list[str] = []
+        for item in items:
+            query, rules, proj = self._unpack(item)
+            texts += [query, *_parts(query, "task")]
+            for r in rules:
+                if r.conditions and in_scope(r, proj):
+                    texts += [r.behavior, *r.conditions,
+                              *(p for c in r.conditions for p in _parts(c, "condition"))]
+        self._vectors(list(dict.fromkeys(texts)))
+
     def retrieve(self, query: str, rules: Sequence[Rule]) -> list[int]:
         """Retrieval stage: indices of the conditional rules whose weakest condition is among the
         ``retrieve_k`` most similar to the task (the condition model reads only these)."""
@@ -287,6 +306,7 @@ class EmbeddingSelector:
 
         if self.background:  # the training tasks, as the background a condition's similarity is read against
             self.background_ = self._vectors(list(dict.fromkeys(self._unpack(it)[0] for it in items)))
+        self.prefetch(items)
         xs, ys, groups = [], [], []
         rule_rows = []  # (group, query, rules in scope, gold set) for the rule-level threshold
         for g_i, (item, g) in enumerate(zip(items, gold, strict=True)):

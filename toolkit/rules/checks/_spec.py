@@ -159,6 +159,7 @@ def _literal_pattern(s: str) -> str:
     """A quoted literal as a regex: numbers generalised ("Figure 3" also finds "Figure 5.3"),
     a trailing ``()`` a call of that name, spaces flexible."""
     s = s.strip()
+    s = re.sub(r"\s*(?:\.\.\.|…)$", "", s) or s  # a quote ending in an ellipsis opens with what it shows
     call = s.endswith("()")
     core = s[:-2] if call else s
     parts = re.split(r"(\d+(?:\.\d+)*)", core)
@@ -221,6 +222,8 @@ def _spec_cached(behavior: str) -> Spec:
     places: list[str] = []
     for pol, clause in clauses(strip_preamble(behavior)):
         bucket = forb if pol == "forbid" else req
+        if pol == "require":  # a requirement's own examples illustrate it: they are not required
+            clause = cue("illustration").sub(" ", clause)
         seen = {e.text.lower() for e in forb + req}
         for m in cue("limit").finditer(clause):
             n = int((m.group("n") or m.group("n2")).replace(",", ""))
@@ -247,6 +250,11 @@ def _spec_cached(behavior: str) -> Spec:
                 continue
             bucket.append(Element(t, _literal_pattern(t), "code", pol))
             seen.add(t.lower())
+        for m in cue("code_list").finditer(bare):  # "malloc/calloc/realloc", "db:schema:load"
+            for t in m.group(0).split("/"):
+                if t.lower() not in seen and len(t) >= 3:
+                    bucket.append(Element(t, _literal_pattern(t), "code", pol))
+                    seen.add(t.lower())
         for name, c in concepts().concepts.items():
             if c.cued(clause) and f"concept:{name}" not in seen:
                 bucket.append(Element(name.replace("_", " "), "", f"concept:{name}", pol))
@@ -404,7 +412,8 @@ FEATURES: tuple[str, ...] = (
     "stage_ok", "forbid_used", "forbid_mentioned_only", "required_found", "has_forbidden", "has_required",
     "limit_over", "limit_within", "scope_out", "applies_task_true", "applies_task_false", "applies_ev_true",
     "applies_ev_false", "condition_sim", "exception_sim", "reader_violation", "reader_pass", "reader_na",
-    "prog_violation", "prog_pass", "prog_na", "has_conditions", "stage_evidence_present", "condition_cover")
+    "prog_violation", "prog_pass", "prog_na", "has_conditions", "stage_evidence_present", "condition_cover",
+    "require_cover", "forbid_cover")
 CLASSES: tuple[str, ...] = ("violation", "pass", "not_applicable")
 
 
@@ -472,6 +481,32 @@ def _evidence_parts(ev: EvidenceRecord) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+def _produced_text(ev: EvidenceRecord) -> str:
+    """What the agent produced at this stage: the action, the files written, the reply (not the task)."""
+    bits = []
+    if ev.action is not None:
+        bits.append(json.dumps(ev.action, ensure_ascii=False))
+    bits += [a.content for a in ev.artifacts or [] if not a.deleted]
+    if ev.reply:
+        bits.append(ev.reply)
+    return "\n".join(bits)
+
+
+def clause_cover(behavior: str, ev: EvidenceRecord) -> tuple[float, float]:
+    """Share of the content words of the rule's requirement clauses (and of its ban clauses) that
+    the produced evidence carries (stems; 0 when the rule has no such clause): a requirement
+    named in words ("requests and limits for cpu and memory") leaves its words in compliant output."""
+    from toolkit.rules.checks._compiler import strip_preamble
+    from toolkit.rules.checks._selection import _content_stems
+
+    got = _content_stems(re.sub(r"[/_.\-:]", " ", _produced_text(ev)))
+    out = []
+    for pol in ("require", "forbid"):
+        words = frozenset().union(*[_content_stems(c) for p, c in clauses(strip_preamble(behavior)) if p == pol])
+        out.append(len(words & got) / len(words) if words else 0.0)
+    return out[0], out[1]
+
+
 def _evidence_summary(ev: EvidenceRecord) -> str:
     bits = [ev.task or ""]
     if ev.action is not None:
@@ -530,8 +565,13 @@ class SpecJudge:
     # With w23 as development (410 items, 9 sets), the same leave-one-batch-out: 0.730; a ban's
     # places ("calls inside Update or LateUpdate") and trailing comments read apart: 0.754; then by
     # min_precision at C=1: 0.6 0.730, 0.65 0.752, 0.7 0.754, 0.75 0.722, so 0.7 stays.
+    # With w26 as development (458 items, 10 sets), the same leave-one-batch-out: 0.722; code lists,
+    # illustrations and ellipsis-ended quotes in the element reader 0.731; the requirement / ban word
+    # cover features 0.732 (checkable validated 38 -> 41/119, the checker being this judge); then by
+    # min_precision: 0.7 0.732 (41 validated), 0.65 0.753 (41), 0.6 0.760 (33): 0.65 keeps the
+    # validations and gains 0.02, so it is the new value.
     C: float = 1.0
-    min_precision: float = 0.7
+    min_precision: float = 0.65
     unknown_band: float = 0.0
     folds: int = 5
     random_state: int = 0
@@ -574,6 +614,10 @@ class SpecJudge:
         from toolkit.rules.checks._selection import _applies, task_project
 
         verdicts = read_many([(to_reader_rule(r), to_reader_evidence(ev), ()) for r, _, ev in items])
+        # every text the rows compare, embedded in one call (same-length batches are larger; a
+        # vector depends on its text alone, so the rows are the same as text by text)
+        self._vectors(list(dict.fromkeys(t for r, _, ev in items for t in
+                                         [*_evidence_parts(ev), *r.conditions, *r.exceptions])))
         rows = []
         for (rule, check, ev), v in zip(items, verdicts, strict=True):
             spec = spec_of(rule)
@@ -615,7 +659,7 @@ class SpecJudge:
                 float(at is True), float(at is False), float(aev is True), float(aev is False), csim, esim,
                 float(v.label == "violation"), float(v.label == "pass"), float(v.label == "not_applicable"),
                 float(pj == "violation"), float(pj == "pass"), float(pj == "not_applicable"),
-                float(bool(rule.conditions)), float(present), cover])
+                float(bool(rule.conditions)), float(present), cover, *clause_cover(rule.behavior, ev)])
         return np.asarray(rows, dtype=float)
 
     def _make(self) -> Any:
