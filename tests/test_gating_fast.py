@@ -146,3 +146,45 @@ def test_shared_inverse_slots_update_like_own_inverses():
     for c in range(5):
         assert np.array_equal(P[pid[c]], own[c])
     assert len({int(pid[c]) for c in range(5)}) == 4  # slot 0 split in three, slot 1 updated once
+
+
+def test_span_reads_consecutive_slots_as_a_slice():
+    """Index arrays of consecutive slots become a step-1 slice (updated through a view of P);
+    anything else stays an index array (gathered and scattered)."""
+    from toolkit.gating.fast import _span
+
+    assert _span(np.array([3, 4, 5])) == slice(3, 6)
+    assert _span(np.array([7])) == slice(7, 8)
+    assert _span(slice(2, 9)) == slice(2, 9)
+    assert _span(np.array([3, 5, 6])) is None
+    assert _span(np.array([5, 4, 3])) is None
+    assert _span(np.array([3, 3, 4])) is None
+    assert _span(np.array([], dtype=np.int64)) is None
+    assert _span(slice(0, 6, 2)) is None
+
+
+@pytest.mark.parametrize("rows,dst", [([2, 3, 4], [2, 3, 4]),   # in place on a slice
+                                      ([2, 3, 4], [5, 6, 7]),   # a view read, written elsewhere
+                                      ([1, 3, 4], [1, 3, 4]),   # gathered and scattered
+                                      ([1, 3, 4], [5, 6, 7])])
+def test_woodbury_through_views_is_bitwise_the_gathered_update(rows, dst):
+    """The Woodbury update of consecutive slots through a view of ``P`` gives, bit for bit, the
+    update of the same inverses gathered into a fresh array; with ``dst``, the source slots are
+    left as they were and the updated inverses land in ``dst``."""
+    from toolkit.gating.fast import _woodbury
+
+    rng = np.random.default_rng(1)
+    d, k = 6, 4
+    A = rng.normal(size=(8, d, d))
+    P = np.linalg.inv(np.eye(d)[None] * 3.0 + A @ A.transpose(0, 2, 1))
+    F = rng.normal(size=(k, d))
+    mask = np.array([[1, 1, 0, 1], [1, 1, 1, 1], [0, 1, 1, 0]], dtype=bool)
+    rows_a, dst_a = np.array(rows), np.array(dst)
+    expect = P[rows_a].copy()  # a fresh, separate copy: the gathered path of the engine
+    _woodbury(expect, slice(0, 3), F, mask)
+    before = P.copy()
+    _woodbury(P, rows_a, F, mask, dst=dst_a)
+    assert np.array_equal(P[dst_a], expect)
+    untouched = np.setdiff1d(np.arange(8), dst_a)
+    assert np.array_equal(P[untouched], before[untouched])
+    assert not np.array_equal(expect, before[rows_a])  # the update did something

@@ -102,3 +102,26 @@ def test_core_budget_runs_tasks_here_beside_another_diagnostic_and_on_workers_al
     assert os.getpid() not in {pid for _, pid in alone}  # on the workers
     assert totals == [i + 100 for i in range(6)]
     _stop_idle_loky_workers()
+
+
+def test_schedule_starts_the_longest_expected_first(tmp_path):
+    """Longest processing time first: a diagnostic's last complete run under the output folder
+    wins over the table, the table orders the rest, an unknown name counts 60 s; so on a cold
+    clone gating starts at once and the shortest ones are left to fill the ends."""
+    import json
+
+    from toolkit._progress import EXPECTED_S
+    from toolkit.cli import _schedule
+
+    names = ["tour", "utility", "gating", "resolution", "selection", "fidelity", "custom"]
+    cold = _schedule(names, tmp_path)
+    assert cold[0] == "gating" and cold[-1] == "tour"
+    assert [n for n in cold if n != "custom"] == sorted(
+        (n for n in names if n != "custom"), key=lambda n: -EXPECTED_S[n])
+    assert cold.index("selection") < cold.index("custom") < cold.index("utility")  # 92 > 60 > 41
+    (tmp_path / "tour").mkdir()
+    (tmp_path / "tour" / "manifest.json").write_text(json.dumps({"status": "complete", "elapsed_s": 900}))
+    (tmp_path / "gating").mkdir()
+    (tmp_path / "gating" / "manifest.json").write_text(json.dumps({"status": "failed", "elapsed_s": 1}))
+    warm = _schedule(names, tmp_path)
+    assert warm[:2] == ["tour", "gating"]  # a measured run counts; a failed one does not

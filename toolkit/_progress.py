@@ -47,10 +47,12 @@ def progress_enabled() -> bool:
 
 #: expected full-scale seconds per diagnostic on 2 cores, for the first run's time-driven bar
 #: and the order `prefmem reproduce --jobs N` starts them in (longest first): cold CPU seconds
-#: measured on 2026-12-02 with a fresh cache (gating's split over its two joblib workers)
-EXPECTED_S: dict[str, float] = {"gating": 500, "fidelity": 415, "protocol": 205, "utility": 170,
-                                "selection": 95, "drift": 80, "resolution": 55, "checks": 55,
-                                "admission": 45, "tour": 30}
+#: measured on 2026-12-02 with a fresh cache (README: `prefmem reproduce NAME --jobs 1`, workers
+#: included; utility 170 -> 41 and resolution 55 -> 90 since the first table, so a cold clone's
+#: order was utility before selection, resolution and drift)
+EXPECTED_S: dict[str, float] = {"gating": 470, "fidelity": 255, "protocol": 203, "selection": 92,
+                                "resolution": 90, "drift": 81, "admission": 43, "utility": 41,
+                                "checks": 29, "tour": 28}
 
 
 class _Bar:

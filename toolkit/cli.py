@@ -503,14 +503,12 @@ def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Pa
     import multiprocessing as mp
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 
-    from toolkit._progress import EXPECTED_S
-
     mpc = mp.get_context("spawn")
     slots = mpc.Queue()
     for i in range(jobs):
         slots.put(i)
     running = mpc.Value("i", 0)  # diagnostics running now, for toolkit._cores.free_cores
-    order = sorted(names, key=lambda n: -(_last_elapsed(Path(args.out) / n) or EXPECTED_S.get(n, 60.0)))
+    order = _schedule(names, Path(args.out))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mpc, initializer=_worker_init,
                              initargs=(slots, running)) as pool:
         futs = {n: pool.submit(_worker_run, n, args, data_dir, options) for n in order}
@@ -535,6 +533,15 @@ def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Pa
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.terminate()
             raise
+
+
+def _schedule(names: list[str], out: Path) -> list[str]:
+    """The order ``--jobs N`` starts ``names`` in: longest expected first (each diagnostic's last
+    complete run under ``out``, else :data:`toolkit._progress.EXPECTED_S`, else 60 s), so that on
+    2 cores the longest one (gating) starts at once and the short ones fill the ends (LPT)."""
+    from toolkit._progress import EXPECTED_S
+
+    return sorted(names, key=lambda n: -(_last_elapsed(out / n) or EXPECTED_S.get(n, 60.0)))
 
 
 def _last_elapsed(out_dir: Path) -> float | None:
