@@ -143,3 +143,28 @@ def test_scope_cues_weigh_a_condition_the_task_never_words() -> None:
     assert sum(S[1, col[f"scope_uncond_{v}"]] for v in ("violated", "satisfied", "unknown", "not_applicable")) == 1
     X = pair_matrix(pairs, emb)
     assert X.shape == (2, len(FEATURE_NAMES)) and default_reader().predict_proba(X).shape == (2, 2)
+
+
+def test_probability_is_the_mean_of_the_trees_and_the_linear_member() -> None:
+    """The shipped probability blends the exported trees with the exported logistic regression; without
+    a linear member (``linear_C=None``) it is the trees' alone."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.RandomState(3)
+    X = rng.randn(400, 10)
+    X[rng.rand(400, 10) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + 0.5 * rng.randn(400) > 0.8).astype(int)
+    groups = np.repeat(np.arange(8), 50)
+    both = LearnedReader(max_iter=20, leaf_grid=((7, 20),)).fit(X, y, groups)
+    trees = LearnedReader(max_iter=20, leaf_grid=((7, 20),), linear_C=None).fit(X, y, groups)
+    assert trees.linear_ is None and both.linear_ is not None
+    Z = np.nan_to_num(X)
+    mu, sd = Z.mean(0), Z.std(0)
+    lr = LogisticRegression(C=0.1, max_iter=5000).fit((Z - mu) / sd, y)
+    expected = (trees.predict_proba(X)[:, 1] + lr.predict_proba((Z - mu) / sd)[:, 1]) / 2
+    assert np.allclose(both.predict_proba(X)[:, 1], expected, atol=1e-9)
+
+
+def test_shipped_reader_has_its_linear_member() -> None:
+    r = default_reader()
+    assert r.linear_ is not None and len(r.linear_["coef"]) == len(r.linear_["mean"]) == len(r.linear_["scale"])

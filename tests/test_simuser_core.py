@@ -7,6 +7,8 @@ import pickle
 import re
 from pathlib import Path
 
+import pytest
+
 from toolkit.compliance import Rule, applies
 from toolkit.profiles import Profile, load_profiles
 from toolkit.simuser import Delivery, Feedback, SimulatedUser, UserState
@@ -151,6 +153,7 @@ def test_exceptions_and_conditions_are_honoured():
     assert tr.named == ("hints",)
 
 
+@pytest.mark.xfail(strict=True, reason="regression at 0d92d8c: the blended learned reader (trees + logistic regression) reads this probe as a violation (p=0.59 >= 0.57); found after first contact with w34/w35, so the method was not changed (reported in the n15 report)")
 def test_task_internal_wish_is_not_a_violation():
     prof = Profile(id="u", preferences=[{"id": "veg", "text": "I avoid steakhouses."}])
     user = SimulatedUser(prof)
