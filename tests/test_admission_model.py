@@ -199,13 +199,13 @@ def test_batches_fit_on_are_development_after_their_first_contact() -> None:
     from toolkit.splits import role_of
 
     assert {"firstcontact/w21", "firstcontact/w22", "firstcontact/w24",
-            "firstcontact/w25"} <= set(DEV_BATCHES)
+            "firstcontact/w25", "firstcontact/w28", "firstcontact/w29"} <= set(DEV_BATCHES)
     for batch in DEV_BATCHES:
         b = fixtures_dir() / "admission" / batch
         for name in ("admission.jsonl", "admission.gold.jsonl"):
             assert role_of(b / name) == "development", (batch, name)
     for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22",
-                  "firstcontact/w24", "firstcontact/w25"):
+                  "firstcontact/w24", "firstcontact/w25", "firstcontact/w28", "firstcontact/w29"):
         rec = fc.first_contact_of(fixtures_dir() / "admission" / batch)
         assert rec is not None and len(rec["commit"]) == 40 and rec["scores"]["n"] == 48
 
