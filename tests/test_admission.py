@@ -52,7 +52,9 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
     "the decision, threshold 0.720 by the same 1-in-50 constraint; seen once after first contact "
     "with w28/w29 was scored): 1/72 non-lasting persisted (h11-f7, 'You left scratch.csv and "
     "tmp_out/ in the workspace after that run; delete them.', the item of the earlier passes). "
-    "Not tuned away: fails until the method improves"))
+    "Not tuned away: fails until the method improves. Main at 31d425c gave 0/72; the tenth pass "
+    "(n14a, 2026-12-03; w28/w29 as development data, threshold 0.637) gives 1/72 again, the same "
+    "h11-f7, seen once after the method was committed (3bdec6b)"))
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 
@@ -60,6 +62,7 @@ def test_heldout_no_erroneous_persistence_offline() -> None:
 # Eighth pass: a strict xfail (recall 96/120, structural 154/192 at threshold 0.767). Ninth pass
 # (n14a, 2026-12-02 evening; seen once after first contact with w28/w29 was scored): recall
 # 108/120, structural 164/192, non-lasting persisted 1/72 (the test above), so an ordinary test.
+# Tenth pass (n14a, 2026-12-03, 3bdec6b): recall 110/120, structural 165/192, 1/72.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72
