@@ -78,3 +78,27 @@ def test_unknowns_are_counted_apart() -> None:
     ]
     rows = score_rows(cases[:2], res, gold)
     assert all(r["unknown"] and r["decision_ok"] is None for r in rows)
+
+
+def test_validate_accepts_gold_files_with_category(capsys) -> None:
+    """A gold file's ``category`` is part of the gold schema the scorer reads: the validator and
+    the scorer agree (every development gold file written apart carries one)."""
+    golds = sorted((ROOT / "fixtures" / "resolution" / "firstcontact").glob(
+        "*/resolution.gold.jsonl"))
+    assert golds, "no gold files written apart"
+    assert main(["validate", *map(str, golds), str(ROOT / "fixtures" / "resolution"
+                                                     / "heldout_gold.jsonl")]) == 0
+    assert "unknown field" not in capsys.readouterr().err
+
+
+def test_validate_refuses_a_bad_gold_line(tmp_path: Path, capsys) -> None:
+    """The gold kind is still strict: an unknown operation or an extra field is named."""
+    bad = tmp_path / "gold.jsonl"
+    bad.write_text(json.dumps({"id": "g1", "category": "restatement",
+                               "updates": [{"op": "reuse", "target": "r1"}], "note": "x"}) + "\n"
+                   + json.dumps({"id": "g2", "category": "new", "updates": [{"op": "merge"}]})
+                   + "\n", encoding="utf-8")
+    assert main(["validate", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:1 note: unknown field" in err
+    assert f"{bad}:2 updates.0.op" in err

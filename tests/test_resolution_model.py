@@ -324,6 +324,23 @@ def test_the_new_development_batches_are_development_data() -> None:
             assert role_of(fixtures_dir() / "resolution" / "firstcontact" / b / f) == "development"
 
 
+def test_every_development_batch_trains_the_resolver_and_no_other() -> None:
+    """A batch written apart joins the fit once SPLITS.json makes it development (w28, w29 in the
+    tenth pass), and a first-contact or held-out batch never does."""
+    from toolkit.paper import fixtures_dir
+
+    root = fixtures_dir() / "resolution"
+    batches = sorted(p.parent for p in (root / "firstcontact").glob("*/resolution.gold.jsonl"))
+    assert batches
+    for b in batches:
+        name = f"firstcontact/{b.name}"
+        dev = all(role_of(b / f) == "development"
+                  for f in ("resolution.jsonl", "resolution.gold.jsonl"))
+        assert (name in DEV_BATCHES) == dev, name
+    assert {"firstcontact/w28", "firstcontact/w29", "firstcontact/w34",
+            "firstcontact/w35"} <= set(DEV_BATCHES)
+
+
 def test_the_calibrator_reads_the_target_margin_and_the_operating_point_weighs_wrong_answers() -> None:
     from toolkit.rules.resolution_model import AnswerCalibrator, answer_features, operating_point
 

@@ -118,6 +118,16 @@ class ResolutionOutput(_Output):
         return self
 
 
+class ResolutionGold(_Strict):
+    """The labelled intended update of one resolution case, kept apart from the inputs (a gold
+    file's line: ``id``, ``updates`` and an optional ``category``; ``prefmem validate`` reads a
+    line with ``updates`` and ``category`` as one)."""
+
+    id: str = Field(min_length=1)
+    category: str = "unspecified"
+    updates: list[Update] = Field(default_factory=list)
+
+
 # -- fidelity --------------------------------------------------------------------------
 class AnnotatedPoint(_Strict):
     """An annotated interaction point: did this annotator correct, and for which preferences."""
@@ -298,6 +308,7 @@ RECORD_KINDS: dict[str, type[BaseModel]] = {
     "drift": DriftInput,
     "admission-output": AdmissionOutput,
     "resolution-output": ResolutionOutput,
+    "resolution-gold": ResolutionGold,
     "drift-output": DriftOutput,
     "compile": CompileInput,
     "judge": JudgeInput,
@@ -321,7 +332,8 @@ def guess_kind(obj: dict) -> str | None:
     if "correction" in keys:
         return "resolution"
     if "updates" in keys:
-        return "resolution-output"
+        # a gold file's line carries its case's category; an output's never does
+        return "resolution-gold" if "category" in keys else "resolution-output"
     if "turns" in keys:
         return "drift"
     if "vector" in keys:

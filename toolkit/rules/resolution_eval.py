@@ -6,12 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from toolkit.datasets.jsonl import read_jsonl
 from toolkit.errors import InputError
 from toolkit.paper import fixtures_dir
-from toolkit.records import ResolutionInput, ResolutionOutput, Update
+from toolkit.records import ResolutionGold, ResolutionInput, ResolutionOutput
 
 CATEGORIES = (
     "restatement",
@@ -22,15 +20,6 @@ CATEGORIES = (
     "retraction",
     "temporary",
 )
-
-
-class ResolutionGold(BaseModel):
-    """The labelled intended update of one case (kept apart from the inputs)."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1)
-    category: str = "unspecified"
-    updates: list[Update] = Field(default_factory=list)
 
 
 def load_cases(
