@@ -38,6 +38,11 @@ def test_selector_is_fit_on_development_data_and_order_invariant():
     assert 0.0 < sel.threshold_ < 1.0 and sel.model_.n_features_in_ == len(FEATURES)
     # the operating point keeps the whole selection's task-grouped CV precision at the floor
     assert sel.cv_precision_ >= sel.min_precision and 0.0 < sel.cv_recall_ <= 1.0
+    # the CV curve the operating point was read from: the chosen threshold is on it, and it is the
+    # most recall among the thresholds whose precision holds the floor
+    th, rec, prec = next(c for c in sel.cv_curve_ if c[0] == sel.threshold_)
+    assert (rec, prec) == (sel.cv_recall_, sel.cv_precision_)
+    assert rec == max(r for _, r, p in sel.cv_curve_ if p >= sel.min_precision)
     lib = [Rule(id=f"r{i}", behavior=b) for i, b in enumerate(
         ["Use pnpm, not npm, to install packages.", "Write a regression test for every bug fix.",
          "Keep Dockerfiles on the slim base image.", "Reference the ticket in commit messages."])]

@@ -691,6 +691,19 @@ class OfflineCompiler:
             if want and set(spec.evidence) != want:
                 spec = replace(spec, evidence={s: ({"pre_action": ["action"], "artifact": ["artifacts"],
                                                     "delivery": ["reply"]}[s]) for s in sorted(want)})
+        own = _semantic_slots(spec, rule)
+        if not spec_of(rule).elements and not (ECHO_CASES or ECHO_ELEMENTLESS) and \
+                not any(own.get(f"{st}:violation") and own.get(f"{st}:pass") for st in spec.stages()):
+            # a rule naming no element and with no case of its own that shows the behaviour: where
+            # the nearest development rules' evidence shows it (both a compliant and a violating
+            # item) says where it shows, when the stages read from its words have no such evidence
+            from toolkit.rules.checks._retrieved import retrieved_cases
+
+            got = retrieved_cases(rule, ("pre_action", "artifact", "delivery"))
+            have = {s for s in ("pre_action", "artifact", "delivery") if got.get(f"{s}:violation") and got.get(f"{s}:pass")}
+            if have and not have & set(spec.evidence):
+                spec = replace(spec, evidence={s: {"pre_action": ["action"], "artifact": ["artifacts"],
+                                                   "delivery": ["reply", "artifacts"]}[s] for s in sorted(have)})
         fails = _slot_failures(feedback)
         slots = _merged_slots(spec, rule)
         if not any(slots.get(f"{st}:violation") and slots.get(f"{st}:pass") for st in spec.stages()):
@@ -722,6 +735,19 @@ def _merged_slots(spec: SemanticSpec, rule: Rule) -> dict[str, list[Case]]:
     out = {k: concrete.get(k, []) + v for k, v in generic.items()}
     for k, v in concrete.items():
         out.setdefault(k, v)
+    from toolkit.rules.checks._spec import spec_of
+
+    if not concrete and not spec_of(rule).elements and not (ECHO_CASES or ECHO_ELEMENTLESS) and \
+            not any(generic.get(f"{st}:violation") and generic.get(f"{st}:pass") for st in spec.stages()):
+        # a rule naming no element, with no stage its own cases show: development evidence of the
+        # nearest rules, gold-labelled (:mod:`toolkit.rules.checks._retrieved`); a rule with cases
+        # of its own is revised on those alone, as before
+        from toolkit.rules.checks._retrieved import retrieved_cases
+
+        for k, got in retrieved_cases(rule, tuple(spec.stages())).items():
+            out.setdefault(k, []).extend(
+                Case(ev, lab, f"{k.split(':')[0]}: {'violating' if lab == 'violation' else 'compliant'} "  # type: ignore[arg-type]
+                     "(development evidence of a similar rule)", k) for ev, lab in got)
     return out
 
 

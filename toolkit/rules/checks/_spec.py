@@ -413,7 +413,7 @@ FEATURES: tuple[str, ...] = (
     "limit_over", "limit_within", "scope_out", "applies_task_true", "applies_task_false", "applies_ev_true",
     "applies_ev_false", "condition_sim", "exception_sim", "reader_violation", "reader_pass", "reader_na",
     "prog_violation", "prog_pass", "prog_na", "has_conditions", "stage_evidence_present", "condition_cover",
-    "require_cover", "forbid_cover")
+    "require_cover", "forbid_cover", "place_violation", "place_pass")
 CLASSES: tuple[str, ...] = ("violation", "pass", "not_applicable")
 
 
@@ -570,8 +570,14 @@ class SpecJudge:
     # cover features 0.732 (checkable validated 38 -> 41/119, the checker being this judge); then by
     # min_precision: 0.7 0.732 (41 validated), 0.65 0.753 (41), 0.6 0.760 (33): 0.65 keeps the
     # validations and gains 0.02, so it is the new value.
+    # With w30 as development (506 items, 11 sets), leave-one-batch-out (each batch judged by a judge
+    # fit on the other ten; the policy stage's labels as in the pipeline): 0.709 (violation recall
+    # 0.648); the deletion-place and preservation kinds (:mod:`toolkit.rules.checks._places`: a
+    # deletion inside a banned place or outside every allowed one, a kept file written) as two
+    # features 0.722 (0.676); then by min_precision: 0.65 0.722, 0.6 0.737 (violation recall 0.795),
+    # 0.55 0.726; without the place features 0.6 gives 0.729. So 0.6.
     C: float = 1.0
-    min_precision: float = 0.65
+    min_precision: float = 0.6
     unknown_band: float = 0.0
     folds: int = 5
     random_state: int = 0
@@ -611,6 +617,7 @@ class SpecJudge:
         from toolkit.compliance import read_many
         from toolkit.rules.checks._api import auto_check
         from toolkit.rules.checks._judge import scope_stage, to_reader_evidence, to_reader_rule
+        from toolkit.rules.checks._places import place_verdict
         from toolkit.rules.checks._selection import _applies, task_project
 
         verdicts = read_many([(to_reader_rule(r), to_reader_evidence(ev), ()) for r, _, ev in items])
@@ -644,6 +651,7 @@ class SpecJudge:
                 esim = float((xv @ pv.T).max())
             prog = auto_check(rule)
             pj = prog.run(ev).label if prog is not None else None
+            pl = place_verdict(rule, ev)  # deletions and writes against the places the rule names
             present = {"pre_action": ev.action is not None, "artifact": bool(ev.artifacts),
                        "delivery": ev.reply is not None}.get(ev.stage, False)
             cover = 1.0
@@ -659,7 +667,8 @@ class SpecJudge:
                 float(at is True), float(at is False), float(aev is True), float(aev is False), csim, esim,
                 float(v.label == "violation"), float(v.label == "pass"), float(v.label == "not_applicable"),
                 float(pj == "violation"), float(pj == "pass"), float(pj == "not_applicable"),
-                float(bool(rule.conditions)), float(present), cover, *clause_cover(rule.behavior, ev)])
+                float(bool(rule.conditions)), float(present), cover, *clause_cover(rule.behavior, ev),
+                float(pl == "violation"), float(pl == "pass")])
         return np.asarray(rows, dtype=float)
 
     def _make(self) -> Any:
@@ -796,8 +805,8 @@ def development_judge_files() -> list[Any]:
 
 #: the code a judge fit runs (the modules with everything they import, and every resource table,
 #: the compliance reader's shipped model included): a change to any of them refits
-JUDGE_CODE: tuple[str, ...] = ("toolkit.rules.checks._spec", "toolkit.rules.checks._api",
-                               "toolkit.rules.checks._judge", "toolkit.compliance",
+JUDGE_CODE: tuple[str, ...] = ("toolkit.rules.checks._spec", "toolkit.rules.checks._places",
+                               "toolkit.rules.checks._api", "toolkit.rules.checks._judge", "toolkit.compliance",
                                "resources/**/*.yaml", "resources/**/*.json")
 
 
