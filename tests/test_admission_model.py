@@ -201,14 +201,15 @@ def test_batches_fit_on_are_development_after_their_first_contact() -> None:
 
     assert {"firstcontact/w21", "firstcontact/w22", "firstcontact/w24",
             "firstcontact/w25", "firstcontact/w28", "firstcontact/w29",
-            "firstcontact/w34", "firstcontact/w35"} <= set(DEV_BATCHES)
+            "firstcontact/w34", "firstcontact/w35", "firstcontact/w38",
+            "firstcontact/w39"} <= set(DEV_BATCHES)
     for batch in DEV_BATCHES:
         b = fixtures_dir() / "admission" / batch
         for name in ("admission.jsonl", "admission.gold.jsonl"):
             assert role_of(b / name) == "development", (batch, name)
     for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22",
                   "firstcontact/w24", "firstcontact/w25", "firstcontact/w28", "firstcontact/w29",
-                  "firstcontact/w34", "firstcontact/w35"):
+                  "firstcontact/w34", "firstcontact/w35", "firstcontact/w38", "firstcontact/w39"):
         rec = fc.first_contact_of(fixtures_dir() / "admission" / batch)
         # w34/w35 were scored with the copied batch not yet committed: their records say "+dirty"
         assert rec is not None and re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", rec["commit"])
@@ -252,3 +253,28 @@ def test_select_params_chooses_the_tree_weights_by_the_same_cv() -> None:
                                         -g["conditional_tree_weight"]))
     assert (sel.tree_weight, sel.conditional_tree_weight) == (best["tree_weight"],
                                                               best["conditional_tree_weight"])
+
+
+def test_stated_stack_fact_permits_persist_in_the_allowed_decision_features() -> None:
+    """A fact stated about the user's own stack (the ``stack_fact`` item kind, no temporary cue)
+    is read by the allowed-decision features as the grammar reads a lasting cue (persist or defer,
+    not task_local), while the cue grammar itself still permits only task_local for it; a temporary
+    cue, or a text the kind does not match, keeps the grammar's own answer."""
+    from toolkit.rules.admission import allowed_decisions, detect_signal
+    from toolkit.rules.admission_model import STATED_FACT_IS_LASTING, cue_features, feature_names
+    from toolkit.rules.cues import parse_cues
+
+    assert STATED_FACT_IS_LASTING
+    names = feature_names()
+    a = [names.index(f"a_{d}") for d in ("persist", "task_local", "defer")]
+    fact = "webshop uses ISO 8601 dates throughout"
+    grammar, _ = allowed_decisions(parse_cues(fact), detect_signal(fact), fact)
+    assert "persist" not in grammar
+    texts = [fact, "webshop uses ISO 8601 dates for this one file today", "the build is broken again"]
+    rows = cue_features(texts)
+    assert rows[0, names.index("stack_fact")] == 1.0
+    assert rows[0, a].tolist() == [1.0, 0.0, 1.0]
+    assert rows[1, names.index("stack_fact")] == 1.0 and rows[1, names.index("temporary")] == 1.0
+    for t, row in zip(texts[1:], rows[1:], strict=True):
+        own, _ = allowed_decisions(parse_cues(t), detect_signal(t), t)
+        assert row[a].tolist() == [float(d in own) for d in ("persist", "task_local", "defer")], t
