@@ -330,3 +330,16 @@ def test_unquoted_boolean_fields_and_possessive_tools_are_programmatic(behavior,
     assert rd.programmatic[1]["field"] == field and rd.programmatic[1]["value"] == value
     c = compile_rules([Rule(id="b", behavior=behavior)])[0]
     assert c.outcome == "programmatic" and c.check.to_dict()["field"] == field, c.reason
+
+
+def test_bare_json_field_names_are_all_kept_and_the_reviewer_reads_them_itself():
+    """'fields a, b and c': the compiler keeps the lone 'a' as a name (an article is dropped only
+    before a name), and the reviewer's own reading (``semantic.json_key_list``) wants every one."""
+    from toolkit.rules.checks import compile_rules
+    from toolkit.rules.checks._review import structured_label
+
+    rule = Rule(id="x", behavior="Your answer must be a JSON object with the fields a, b and c.")
+    c = compile_rules([rule])[0]
+    assert c.outcome == "programmatic" and c.check.fields == ("a", "b", "c")
+    assert structured_label(rule, make_evidence("delivery", "t", reply='{"a": 1, "b": 2, "c": 3}')) == "pass"
+    assert structured_label(rule, make_evidence("delivery", "t", reply='{"b": 2, "c": 3}')) == "violation"

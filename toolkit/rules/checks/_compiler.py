@@ -221,8 +221,10 @@ def _programmatic_check(kind: str, params: dict[str, str], body: str) -> Check |
     if kind == "json_fields":
         raw = params.get("fields", "")
         quoted = re.findall(r"[`\"']([A-Za-z_][\w\-]*)[`\"']", raw)  # quoted names: only those
-        names = quoted or [f.strip(" `\"'.") for f in re.split(r",|\band\b|\bor\b", raw)]
-        names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() not in ("the", "a")]
+        # bare names: an article before a name is dropped ("a status"), a lone "a" is a name ("fields a, b")
+        names = quoted or [re.sub(r"^(?:the|an?)\s+", "", f.strip(" `\"'."), flags=re.IGNORECASE)
+                           for f in re.split(r",|\band\b|\bor\b", raw)]
+        names = [n for n in names if re.fullmatch(r"[A-Za-z_][\w\-]*", n) and n.lower() != "the"]
         return JsonFields(fields=tuple(dict.fromkeys(names))) if names else None
     if kind == "max_lines":
         return MaxLines(value=int(params["value"]))

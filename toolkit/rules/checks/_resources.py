@@ -76,6 +76,7 @@ class SemanticFile(_Strict):
     tool_name: PatternKind
     argument_of: PatternKind
     json_place: PatternKind
+    json_key_list: PatternKind
     negation_word: PatternKind
 
 
@@ -140,7 +141,8 @@ def all_kinds() -> dict[str, PatternKind]:
     out["semantic.command_head"] = s.command_head
     out["semantic.count_floor"] = s.count_floor
     out["semantic.ban_opening"] = s.ban_opening
-    out.update({f"semantic.{k}": getattr(s, k) for k in ("tool_name", "argument_of", "json_place", "negation_word")})
+    out.update({f"semantic.{k}": getattr(s, k) for k in ("tool_name", "argument_of", "json_place", "json_key_list",
+                                                       "negation_word")})
     return out
 
 

@@ -228,14 +228,16 @@ def command_given(rule: Rule, ev: EvidenceRecord) -> str | None:
 def structured_label(rule: Rule, ev: EvidenceRecord) -> str | None:
     """The reviewer's own reading of a count or JSON-key rule on a reply (a different method from
     the compiler's phrase table): a number with a unit of words or lines that is not a floor ("at
-    least") is a cap on the reply's count; a rule naming JSON and quoting key names wants a reply
-    that parses as one JSON object carrying every quoted key. None when the rule states neither or
-    there is no reply to read."""
+    least") is a cap on the reply's count; a rule naming JSON and quoting key names (or listing two
+    or more bare, ``semantic.json_key_list``) wants a reply that parses as one JSON object carrying
+    every key. None when the rule states neither or there is no reply to read."""
     if ev.reply is None:
         return None
     text = rule.behavior
     if re.search(r"\bjson\b", text, re.IGNORECASE):
         names = [next(g for g in m.groups() if g) for m in _JSON_NAME.finditer(text)]
+        if not names and (listed := semantic().json_key_list.search(text)):  # bare names: "fields a, b and c"
+            names = [n for n in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group("names")) if n]
         if names:
             obj = _reply_object(ev.reply)
             return "pass" if obj is not None and all(n in obj for n in names) else "violation"
