@@ -233,10 +233,14 @@ def test_minilm_encodes_with_one_thread_and_restores_torch(tmp_path, monkeypatch
 def test_a_minilm_vector_does_not_depend_on_the_batch_that_computed_it(tmp_path):
     """A text's vector alone, in a batch with texts of other lengths, and read back from the
     cache are bitwise the same (padded batches differed in the last bits, so a cold and a warm
-    run of the resolver disagreed)."""
+    run of the resolver disagreed; so did a lone one-word text, three tokens, against the same
+    word beside others: ``MIN_BATCH_TOKENS``). One-word texts and more same-length texts than
+    one batch holds (the last batch of a group is short) are among them."""
     from toolkit.llm.embeddings import MiniLMEmbedder
 
     sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
+    words = ["tests", "code", "data", "file", "rule", "line", "list", "table", "style", "plot"]
+    sentences = [*sentences, *words, *(f"{w} {v}" for w in words for v in words[:7])]  # 70 two-word
     off = Gateway(cache_dir=str(tmp_path / "a"), cache_mode="off")
     batch = MiniLMEmbedder(off).embed(sentences)
     alone = np.vstack([MiniLMEmbedder(off).embed([t]) for t in sentences])

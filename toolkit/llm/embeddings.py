@@ -199,7 +199,7 @@ class MiniLMEmbedder(CachedEmbedder):
         self.sha256 = sha256
         #: "rowwise": each vector is a function of its text alone (see ``_same_length_groups``);
         #: vectors cached before that depended on their batch, so they are not reused
-        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise"
+        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
         #: torch intra-op threads while encoding: always one. A vector must not depend on the
@@ -220,33 +220,45 @@ class MiniLMEmbedder(CachedEmbedder):
         try:
             out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
             requests = 0
-            for idx in _same_length_groups(model, texts):
-                group = [texts[i] for i in idx]
-                v = model.encode(group, batch_size=self.batch_size, convert_to_numpy=True,
-                                 normalize_embeddings=False,
-                                 show_progress_bar=False)  # the bar is per chunk, in embed()
-                out[idx] = np.asarray(v, dtype=np.float32)
-                requests += -(-len(group) // self.batch_size)
+            for idx, length in _same_length_groups(model, texts):
+                for start in range(0, len(idx), self.batch_size):
+                    part = idx[start:start + self.batch_size]
+                    batch = [texts[i] for i in part]
+                    # a batch of fewer than MIN_BATCH_TOKENS tokens runs another matrix kernel
+                    # (a lone one-word text, 3 tokens, differed in the last bits from the same
+                    # text beside any other): pad it with copies of its first text, dropped after
+                    batch += batch[:1] * max(0, -(-MIN_BATCH_TOKENS // length) - len(batch))
+                    v = model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
+                                     normalize_embeddings=False,
+                                     show_progress_bar=False)  # the bar is per chunk, in embed()
+                    out[part] = np.asarray(v, dtype=np.float32)[:len(part)]
+                    requests += 1
         finally:
             torch.set_num_threads(before)
         return out, requests, 0
 
 
-def _same_length_groups(model: Any, texts: list[str]) -> list[list[int]]:
-    """Indices of ``texts`` grouped by token count after truncation, in a fixed order.
+#: the fewest tokens (rows x length) one MiniLM batch computes; see ``MiniLMEmbedder._compute``
+MIN_BATCH_TOKENS = 16
+
+
+def _same_length_groups(model: Any, texts: list[str]) -> list[tuple[list[int], int]]:
+    """Indices of ``texts`` grouped by token count after truncation, with that count, in a fixed
+    order.
 
     A text's vector must not depend on which other texts it was encoded with: padded to a
     longer neighbour, it comes out different in the last bits (about 1e-7), and which texts
     meet in one batch depends on what a cache already held, so a cold run and a warm one (or
     two test orders) fitted different models from the same data. Texts of equal length need
     no padding, and their vectors are then bitwise those of each text encoded alone
-    (checked by ``tests/test_embeddings.py``).
+    (checked by ``tests/test_embeddings.py``), as long as a batch is not tiny: see
+    :data:`MIN_BATCH_TOKENS`.
     """
     ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
     groups: dict[int, list[int]] = {}
     for i, tok in enumerate(ids):
         groups.setdefault(len(tok), []).append(i)
-    return [groups[n] for n in sorted(groups)]
+    return [(groups[n], n) for n in sorted(groups)]
 
 
 class OpenAIEmbedder(CachedEmbedder):
