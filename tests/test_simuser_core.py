@@ -187,3 +187,20 @@ def test_judging_a_batch_gives_each_delivery_its_own_trace():
     assert [(t.decision, t.named, t.feedback) for t in batch] == [(t.decision, t.named, t.feedback) for t in alone]
     assert [[(j.preference_id, j.verdict) for j in t.judgements] for t in batch] == \
         [[(j.preference_id, j.verdict) for j in t.judgements] for t in alone]
+
+
+def test_judging_several_users_at_once_gives_each_the_traces_it_gets_alone():
+    """judge_offline_groups reads every user's pairs in one reader call (a fidelity set's 145
+    annotators embed their texts together); each user's traces are the ones judge_many gives it."""
+    from toolkit.simuser.simulator import judge_offline_groups
+
+    profiles = load_profiles(ROOT / "profiles")
+    users = sorted(profiles)[:3]
+    deliveries = load_deliveries(DELIVERIES)[:5]
+    groups = [(profiles[u], deliveries[i:]) for i, u in enumerate(users)]  # each its own slice
+    together = judge_offline_groups(groups, seed=3)
+    alone = [SimulatedUser(p, seed=3).judge_many(ds) for p, ds in groups]
+    assert [len(t) for t in together] == [5, 4, 3]
+    assert [[(t.user, t.decision, t.named, t.feedback, t.judgements) for t in ts] for ts in together] == \
+        [[(t.user, t.decision, t.named, t.feedback, t.judgements) for t in ts] for ts in alone]
+    assert any(t.decision == "correct" for ts in together for t in ts)  # the comparison sees corrections

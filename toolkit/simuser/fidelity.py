@@ -32,7 +32,7 @@ from toolkit.paper import paper_figures
 from toolkit.profiles import Profile
 from toolkit.records import AnnotatedPoint
 from toolkit.simuser.delivery import Delivery
-from toolkit.simuser.simulator import SimulatedUser
+from toolkit.simuser.simulator import SimulatedUser, judge_offline_groups
 from toolkit.simuser.trace import Trace
 
 METRICS = ("precision", "recall", "f1", "specificity", "rule_recall")
@@ -50,9 +50,15 @@ def simulate_points(points: list[AnnotatedPoint], profiles: dict[str, Profile], 
     by_ann: dict[str, list[AnnotatedPoint]] = {}
     for p in points:
         by_ann.setdefault(p.annotator, []).append(p)
-    for ann, pts in sorted(by_ann.items()):
-        user = SimulatedUser(profiles[ann], model, seed=seed)
-        for p, tr in zip(pts, user.judge_many([point_delivery(p) for p in pts]), strict=True):
+    anns = sorted(by_ann)
+    if model is None or model.is_offline:  # every annotator's pairs in one reader call
+        groups = [(profiles[a], [point_delivery(p) for p in by_ann[a]]) for a in anns]
+        judged = judge_offline_groups(groups, seed=seed)
+    else:
+        judged = [SimulatedUser(profiles[a], model, seed=seed).judge_many(
+            [point_delivery(p) for p in by_ann[a]]) for a in anns]
+    for a, trs in zip(anns, judged, strict=True):
+        for p, tr in zip(by_ann[a], trs, strict=True):
             traces[p.id] = tr
     return [traces[p.id] for p in points]
 
