@@ -594,7 +594,8 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w24", "firstcontact/w25",
                                  "firstcontact/w28", "firstcontact/w29",
                                  "firstcontact/w34", "firstcontact/w35",
-                                 "firstcontact/w38", "firstcontact/w39")
+                                 "firstcontact/w38", "firstcontact/w39",
+                                 "firstcontact/w40", "firstcontact/w41")
 #: Twelfth pass (n14a3, 2026-12-03): w38/w39 join (25 batch groups, 1248 rows). At the eleventh
 #: pass's grids, out of fold on 8 batch folds: structural 1082/1248, 12/600 non-lasting persisted,
 #: persist recall 592/648 (tree weight 0.3, conditional 0.5); with stated stack facts read as lasting
