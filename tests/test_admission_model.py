@@ -202,14 +202,15 @@ def test_batches_fit_on_are_development_after_their_first_contact() -> None:
     assert {"firstcontact/w21", "firstcontact/w22", "firstcontact/w24",
             "firstcontact/w25", "firstcontact/w28", "firstcontact/w29",
             "firstcontact/w34", "firstcontact/w35", "firstcontact/w38",
-            "firstcontact/w39"} <= set(DEV_BATCHES)
+            "firstcontact/w39", "firstcontact/w40", "firstcontact/w41"} <= set(DEV_BATCHES)
     for batch in DEV_BATCHES:
         b = fixtures_dir() / "admission" / batch
         for name in ("admission.jsonl", "admission.gold.jsonl"):
             assert role_of(b / name) == "development", (batch, name)
     for batch in ("firstcontact/w18", "firstcontact/w20", "firstcontact/w21", "firstcontact/w22",
                   "firstcontact/w24", "firstcontact/w25", "firstcontact/w28", "firstcontact/w29",
-                  "firstcontact/w34", "firstcontact/w35", "firstcontact/w38", "firstcontact/w39"):
+                  "firstcontact/w34", "firstcontact/w35", "firstcontact/w38", "firstcontact/w39",
+                  "firstcontact/w40", "firstcontact/w41"):
         rec = fc.first_contact_of(fixtures_dir() / "admission" / batch)
         # w34/w35 were scored with the copied batch not yet committed: their records say "+dirty"
         assert rec is not None and re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", rec["commit"])

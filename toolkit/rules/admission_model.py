@@ -594,7 +594,34 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w24", "firstcontact/w25",
                                  "firstcontact/w28", "firstcontact/w29",
                                  "firstcontact/w34", "firstcontact/w35",
-                                 "firstcontact/w38", "firstcontact/w39")
+                                 "firstcontact/w38", "firstcontact/w39",
+                                 "firstcontact/w40", "firstcontact/w41")
+#: Thirteenth pass (n14a4, 2026-12-03): w40/w41 join (27 batch groups, 1344 rows). At the twelfth
+#: pass's method, out of fold (structural of 1344, non-lasting persisted of 648, persist recall of
+#: 696): 8 batch folds 1153, 12, 636 (tree weight 0.2, conditional 0.2, threshold 0.697); leaving one
+#: batch out 1163, 12, 635. The ``stack_fact`` item kind (``admission/items.yaml``) no longer reads a
+#: one-letter variable ("n is 48, not 84"), a word trailing an ellipsis, a negation or hedge before
+#: an imperative ("never use", "maybe use"), a question word or a quantifier ("some are ...") as the
+#: place a fact is stated about: 11 development rows lose the kind. With it: 8 batch folds 1160, 12,
+#: 643 (threshold 0.688); leaving one batch out 1171, 12, 644; on three other assignments of the 27
+#: batches to 8 folds (round robin over a seeded permutation, seeds 1 / 2 / 3) 1163 / 1163 / 1159
+#: against 1155 / 1159 / 1160 (mean of the five schemes 1163.2 against 1158.0). Batches written apart
+#: meeting all three first-contact bars on the 8 batch folds: 16 of 24 against 13. Tried on the same
+#: five schemes and not kept (each scheme's structural; a variant is kept when its mean beats the
+#: shipped one by 2 rows or more):
+#: - the kind's object side too (a quantity or a hedged measure is not a stack: no digit, "like",
+#:   "about", "kind of" right after the verb; 2 more rows): 1153 / 1168 / 1160 / 1161 / 1161 (mean
+#:   1160.6); the object side alone 1161 / 1164 / 1151 / 1161 / 1157 (1158.8);
+#: - a condition kind for a rule stated as a mapping, a situation on the left and a behaviour on the
+#:   right ("X = Y", "X -> Y", "X: always Y"; code, numbers and discourse labels excluded; 10
+#:   development rows, 8 of them gold conditional) as a cue feature: 1161 / 1171 / 1162 / 1164 / 1159
+#:   (1163.4; conditional-head errors 58 against 60 on the 8 batch folds, equal leaving one batch out);
+#: - a kind for a repeated complaint read from its structure (a clause that reports the delivered
+#:   work, not a directive, a request or the speaker's wish, ending in "again"; 29 development rows,
+#:   23 of them gold persist): 1158 / 1171 / 1163 / 1165 / 1161 (1163.6); both kinds 1158 / - / 1164 /
+#:   1165 / 1161; the model already reaches most of those rows through the friction kind and the
+#:   sentence vectors;
+#: - the kind's fix without :data:`STATED_FACT_IS_LASTING`: 1158, 12, 636 on the 8 batch folds.
 #: Twelfth pass (n14a3, 2026-12-03): w38/w39 join (25 batch groups, 1248 rows). At the eleventh
 #: pass's grids, out of fold on 8 batch folds: structural 1082/1248, 12/600 non-lasting persisted,
 #: persist recall 592/648 (tree weight 0.3, conditional 0.5); with stated stack facts read as lasting
