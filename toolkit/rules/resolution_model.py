@@ -454,7 +454,10 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w21", "firstcontact/w22",
                                  "firstcontact/w25", "firstcontact/w27",
                                  "firstcontact/w28", "firstcontact/w29",
-                                 "firstcontact/w34", "firstcontact/w35")
+                                 "firstcontact/w34", "firstcontact/w35",
+                                 "firstcontact/w38", "firstcontact/w39",
+                                 "firstcontact/w40", "firstcontact/w41",
+                                 "firstcontact/w42", "firstcontact/w43")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
