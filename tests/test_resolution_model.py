@@ -338,7 +338,7 @@ def test_every_development_batch_trains_the_resolver_and_no_other() -> None:
                   for f in ("resolution.jsonl", "resolution.gold.jsonl"))
         assert (name in DEV_BATCHES) == dev, name
     assert {"firstcontact/w28", "firstcontact/w29", "firstcontact/w34",
-            "firstcontact/w35"} <= set(DEV_BATCHES)
+            "firstcontact/w35", *(f"firstcontact/w{n}" for n in range(38, 44))} <= set(DEV_BATCHES)
 
 
 def test_the_calibrator_reads_the_target_margin_and_the_operating_point_weighs_wrong_answers() -> None:
@@ -400,3 +400,44 @@ def test_roles_table_shows_an_unscored_malformed_batch_and_sorts_batches_natural
     assert "resolution.jsonl:13 library." in row["recorded"] and "scope" in row["recorded"]
     assert sorted(["firstcontact/w10", "firstcontact/w2", "firstcontact/w1"], key=natural_key) == [
         "firstcontact/w1", "firstcontact/w2", "firstcontact/w10"]
+
+
+def test_a_target_case_of_weight_zero_is_a_case_left_out() -> None:
+    """``TargetModel.fit``'s case weights: weight 0 fits exactly as without the case (pointwise and
+    pairwise), and a weight other than 1 changes the fit (the weight is not ignored)."""
+    X, _, t = _toy()
+    w = np.ones(len(t))
+    w[:9] = 0.0
+    dropped = [None if i < 9 else g for i, g in enumerate(t)]
+    for pw in (False, True):
+        a = TargetModel(C=0.3, random_state=0, pairwise=pw).fit(X, t, sample_weight=w)
+        b = TargetModel(C=0.3, random_state=0, pairwise=pw).fit(X, dropped)
+        assert np.allclose(a.model_.coef_, b.model_.coef_, atol=1e-6)
+        c = TargetModel(C=0.3, random_state=0, pairwise=pw).fit(X, t)
+        h = TargetModel(C=0.3, random_state=0, pairwise=pw).fit(X, t, sample_weight=w + 2.0)
+        assert not np.allclose(h.model_.coef_, c.model_.coef_, atol=1e-6)
+
+
+def test_grown_copies_are_marked_and_the_written_large_row_leaves_them_out() -> None:
+    """Each small-library case grown to 60 rules is ``grown`` and shares its CV group with its
+    written original; no case written in a ~60-rule library is; the fitted resolver's out-of-fold
+    ``large_written`` row counts exactly the ~60-rule cases as written."""
+    from toolkit.rules.resolution_model import fitted_resolver
+
+    cases = development_cases()
+    written = {c.group for c in cases if not c.grown}
+    assert any(c.grown for c in cases)
+    for c in cases:
+        if c.grown:
+            assert len(c.record.library) > 10 and c.group in written
+    small_groups = {c.group for c in cases if len(c.record.library) <= 10}
+    assert all(c.group not in small_groups for c in cases
+               if not c.grown and len(c.record.library) > 10)
+    sel = fitted_resolver(0).selection
+    g = sel.oof_groups
+    n_written_large = sum(not c.grown and len(c.record.library) > 10 for c in cases)
+    assert g["large_written"]["n"] == n_written_large > 0
+    assert g["large"]["n"] == n_written_large + sum(c.grown for c in cases)
+    assert (g["large_written"]["decision_target"] + g["large_written"]["unknown"]
+            + g["large_written"]["wrong"] == n_written_large)
+    assert sel.grown_weight in {g2["grown_weight"] for g2 in sel.grid}

@@ -168,11 +168,14 @@ def admission_role_row(role: str, data: str, s: dict[str, Any], **extra: Any) ->
             "unknown": s["unknown"], **extra}
 
 
-def resolution_role_rows(role: str, data: str, s: dict[str, Any], **extra: Any) -> list[dict]:
-    """Rows of the resolution roles table (one per library-size group with cases)."""
+def resolution_role_rows(role: str, data: str, s: dict[str, Any],
+                         groups: tuple[str, ...] = ("small", "large"), **extra: Any) -> list[dict]:
+    """Rows of the resolution roles table (one per library-size group with cases; ``groups``
+    names them, e.g. the development row's ``large_written``: ~60-rule libraries as written,
+    without the small cases grown to 60, the group first contact resembles)."""
     rows = []
-    for group in ("small", "large"):
-        g = s[group]
+    for group in groups:
+        g = s.get(group, {"n": 0})
         if not g["n"]:
             continue
         rows.append({"role": role, "data": data, "libraries": group, "n": g["n"],

@@ -189,7 +189,7 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
         rows += fc.resolution_role_rows(
             "development", "dev + dev2 + " + " + ".join(DEV_BATCHES) + " (as written; small "
             "libraries also grown to 60), out of fold (8 batch-grouped folds)",
-            sel.oof_groups or {}, recorded=None)
+            sel.oof_groups or {}, groups=("small", "large", "large_written"), recorded=None)
         text.append(
             f"Learned resolver ({first}): C={sel.C:g}, vector weight {sel.vector_weight:g}, word "
             f"n-gram weight {sel.ngram_weight:g}, abstention below P(answer right) "
@@ -201,7 +201,9 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
             f"chosen by batch-grouped "
             f"CV on development cases only; out of fold: decision {sel.oof_decision[0]}/"
             f"{sel.oof_decision[1]}, decision+target {sel.oof_target[0]}/{sel.oof_target[1]}, "
-            f"unknown {sel.oof_unknown}, wrong {sel.oof_wrong}. Training-only restatement rows (each development reuse "
+            f"unknown {sel.oof_unknown}, wrong {sel.oof_wrong}; the small-library cases grown "
+            f"to 60 rules weigh {sel.grown_weight:g} in the fit (they are still scored in the "
+            f"~60-rule row; large_written leaves them out). Training-only restatement rows (each development reuse "
             f"case with its rule worded as the correction itself) weigh {sel.derived_weight:g}, "
             f"chosen under the constraint that at least 90% of them resolve as reuse of their rule "
             f"out of fold: {sel.oof_restated[0]}/{sel.oof_restated[1]}.")

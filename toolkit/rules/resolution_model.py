@@ -42,7 +42,7 @@ import itertools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -288,15 +288,19 @@ class TargetModel(BaseEstimator):
         self.random_state = random_state
         self.pairwise = pairwise
 
-    def fit(self, X: CaseFeatures, targets: Sequence[str | None]) -> TargetModel:
-        """Fit on the cases that have a gold target (others are skipped)."""
+    def fit(self, X: CaseFeatures, targets: Sequence[str | None],
+            sample_weight: Sequence[float] | None = None) -> TargetModel:
+        """Fit on the cases that have a gold target (others are skipped); ``sample_weight``
+        weighs each case's pairs (or its differences, pairwise)."""
         rs = check_random_state(self.random_state)
-        rows, ys = [], []
-        for (ids, P), t in zip(X.pairs, targets, strict=True):
-            if t is None or t not in ids:
+        rows, ys, ws = [], [], []
+        cw = np.ones(len(X.pairs)) if sample_weight is None else np.asarray(sample_weight, float)
+        for (ids, P), t, w in zip(X.pairs, targets, cw, strict=True):
+            if t is None or t not in ids or w <= 0:
                 continue
             rows.append(P)
             ys.append(np.array([i == t for i in ids], dtype=int))
+            ws.append(np.full(len(ids), w))
         Z = np.vstack(rows)
         # pair columns standardised on the training pairs (cosines and margins beside binaries)
         self.mean_ = Z.mean(axis=0)
@@ -304,19 +308,23 @@ class TargetModel(BaseEstimator):
         self.scale_ = np.where(sd > 1e-6, sd, 1.0)
         seed = int(rs.randint(0, 2**31 - 1))
         if self.pairwise:
-            diffs = []
-            for P, y in zip(rows, ys, strict=True):
+            diffs, dw = [], []
+            for P, y, w in zip(rows, ys, ws, strict=True):
                 S = (P - self.mean_) / self.scale_
                 g = int(np.argmax(y))
                 diffs.append(S[g] - np.delete(S, g, axis=0))
+                dw.append(w[1:])
             D = np.vstack(diffs)
+            W = np.concatenate(dw)
             self.model_ = LogisticRegression(C=self.C, max_iter=5000, fit_intercept=False,
                                              random_state=seed)
-            self.model_.fit(np.vstack([D, -D]), np.r_[np.ones(len(D)), np.zeros(len(D))])
+            self.model_.fit(np.vstack([D, -D]), np.r_[np.ones(len(D)), np.zeros(len(D))],
+                            sample_weight=np.r_[W, W])
             return self
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
                                          random_state=seed)
-        self.model_.fit((Z - self.mean_) / self.scale_, np.concatenate(ys))
+        self.model_.fit((Z - self.mean_) / self.scale_, np.concatenate(ys),
+                        sample_weight=np.concatenate(ws))
         return self
 
     def _probabilities(self, P: np.ndarray) -> np.ndarray:
@@ -436,6 +444,10 @@ class Case:
     group: str
     #: a training-only row derived from a development case (never scored out of fold)
     derived: bool = False
+    #: a small-library case again among 60 rules with generated related distractors (a written
+    #: case in a library it was not written in; scored out of fold in the ~60-rule row, but not in
+    #: the written ~60-rule row that first contact resembles)
+    grown: bool = False
 
 
 def _gold_class(updates: Sequence) -> tuple[str, str | None]:
@@ -454,7 +466,10 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w21", "firstcontact/w22",
                                  "firstcontact/w25", "firstcontact/w27",
                                  "firstcontact/w28", "firstcontact/w29",
-                                 "firstcontact/w34", "firstcontact/w35")
+                                 "firstcontact/w34", "firstcontact/w35",
+                                 "firstcontact/w38", "firstcontact/w39",
+                                 "firstcontact/w40", "firstcontact/w41",
+                                 "firstcontact/w42", "firstcontact/w43")
 
 
 def development_cases(grow: bool = True) -> list[Case]:
@@ -482,7 +497,8 @@ def development_cases(grow: bool = True) -> list[Case]:
             key = tuple((u.op, u.target) for u in ups)
             out.append(Case(r, c, t, key, f"{name}:{r.id}"))
             if grow:
-                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}",
+                                grown=True))
     for name in DEV_BATCHES:
         b = d / name
         require_role(b / "resolution.jsonl", "fit")
@@ -501,7 +517,8 @@ def development_cases(grow: bool = True) -> list[Case]:
             if grow and len(r.library) <= 10:
                 # the small-library case again among 60 rules with related distractors (one CV
                 # group with its original: never split across folds)
-                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}"))
+                out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}",
+                                grown=True))
     return out
 
 
@@ -523,7 +540,7 @@ def restated_rows(cases: Sequence[Case]) -> list[Case]:
         lib = [r.model_copy(update={"behavior": c.record.correction}) if r.id == c.target else r
                for r in c.record.library]
         rec = c.record.model_copy(update={"id": f"{c.record.id}~restated", "library": lib})
-        out.append(Case(rec, c.op, c.target, c.gold_ops, c.group, derived=True))
+        out.append(Case(rec, c.op, c.target, c.gold_ops, c.group, derived=True, grown=c.grown))
     return out
 
 
@@ -562,6 +579,10 @@ class Selection:
     wrong_cost: float = WRONG_COST
     #: written development cases answered wrong (decision or target) out of fold
     oof_wrong: int = 0
+    #: sample weight of the grown copies (``Case.grown``) in the operation and target models
+    grown_weight: float = 1.0
+    #: out-of-fold utility at the chosen point (right answers less ``wrong_cost`` per wrong one)
+    oof_utility: float = 0.0
 
 
 #: a grid row's per-case entries (kept out of ``Selection.grid``)
@@ -585,7 +606,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                   derived_weights: Sequence[float] = (0.3,),
                   min_restated: float = 0.9,
                   target_grid: Sequence[tuple[bool, float]] = ((False, 1.0),),
-                  batch_folds: bool = True) -> Selection:
+                  batch_folds: bool = True, grown_weights: Sequence[float] = (0.0,),
+                  calibrate_written: bool = False) -> Selection:
     """Choose the target model (pointwise or pairwise reranker, its C), then C, the vector weight,
     the n-gram weight, the derived rows' weight and the operating point by grouped CV
     (``batch_folds``: whole batches per fold, each written-apart batch, ``dev`` and ``dev2`` one
@@ -651,9 +673,52 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     libraries). The operating point's utility is flat: at the tenth pass's selection no abstention
     scores 406 against 417, about one standard error (11) apart.
 
+    Twelfth pass (2026-12-03): w38-w43 joined the fit after their first-contact scores (1016
+    written cases: 352 in small libraries, 352 of them again grown to 60 rules, 312 written in
+    ~60-rule libraries). The ~60-rule row mixes the grown copies (synthetic related distractors)
+    with the libraries written at ~60 rules, and only the latter resemble first contact: at the
+    eleventh pass's selection (C 1, n-gram weight 4) out of fold the grown copies give 293/263, 36
+    unknown of 352, the written ~60-rule libraries 212/181, 71 unknown, 60 wrong of 312 (the 23%
+    abstention first contact showed at ~60 rules; ``oof_groups["large_written"]``). Without
+    abstention the written ~60-rule libraries reach 265/205: of their 107 misses, 60 are the right
+    operation on the wrong rule (37 of 78 restatements, ``reuse``, whose rule MiniLM places below
+    a related one) and 47 a wrong operation. The grown copies' weight in the operation and target
+    models (``grown_weights``; they duplicate a small case's correction) over {0, 1} with C in
+    {0.3, 1} and n-gram weight in {3, 4}: utility 569-590 at 0, 571-587 at 1; the CV chooses 0
+    (C 0.3, weight 4): 834/758, 90 unknown, 168 wrong (utility 590, against 814/744, 115, 157,
+    utility 587: within noise), small libraries 309/300, 6 unknown (309/300, 8), grown 300/268, 27
+    (293/263, 36), written ~60 rules 225/190, 57 unknown, 65 wrong (212/181, 71, 60). The
+    weight 1 left the grid for the cold fit's CPU (each weight is a whole grid). Tried and not
+    kept (C 1, weight 4; utility over all 1016 scored cases): grown weight 0.5 (operation model
+    only) 588, 0.25 580; the target model alone without them 592 (182 written ~60-rule targets), at 0.5 590; both
+    without them with the calibrator fit on cases as written only 588;
+    calibrator and operating point fit on cases as written only 582 (more abstention at ~60
+    rules); the calibrator with the library's log size 586, with it and the top three rules'
+    share 592 (144 unknown), with size x the target's logit and margin 586; the target model's C
+    0.3 / 3 (pointwise) 590 / 586; the pairwise reranker at C 0.1 / 1 / 10 594 / 596 / 600 but
+    only by abstaining more (142-172 unknown; without abstention 784 targets against 791, and the
+    target model is chosen by top-1 hits); a
+    target model for restatements apart from the other operations: 36 of 78 written ~60-rule
+    restatement targets ranked first either way.
+
     ``grammar_ok`` gives, per case, whether the cue grammar's own answer has the right decision
     and the right decision+target (used for the ``multi`` class, which keeps the grammar's answer).
     """
+    if len(grown_weights) > 1:
+        # one selection per weight of the grown copies (it shapes the target model too), the
+        # best by the same key as within a selection (utility, then right targets, decisions)
+        sels = [select_params(X, cases, grammar_ok, Cs=Cs, vector_weights=vector_weights,
+                              folds=folds, wrong_cost=wrong_cost, random_state=random_state,
+                              ngram_weights=ngram_weights, derived_weights=derived_weights,
+                              min_restated=min_restated, target_grid=target_grid,
+                              batch_folds=batch_folds, grown_weights=(g,),
+                              calibrate_written=calibrate_written) for g in grown_weights]
+        best_sel = max(sels, key=lambda s: (s.oof_restated[0] >= min_restated * s.oof_restated[1],
+                                            s.oof_utility, s.oof_target[0], s.oof_decision[0],
+                                            -s.grown_weight))
+        grid_all = [g for s in sels for g in s.grid]
+        return replace(best_sel, grid=grid_all)
+    gw_target = grown_weights[0]
     y = [c.op for c in cases]
     tg = [c.target for c in cases]
     # folds hold whole cases (a case, its grown library and its derived rows together), or whole
@@ -662,6 +727,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     n = len(cases)
     # derived rows train the folds that do not hold their case; only written cases are scored
     scored = np.array([not c.derived for c in cases])
+    grown = np.array([c.grown for c in cases])
+    # the calibrator and the operating point read these cases' out-of-fold answers
+    calib = scored & ~grown if calibrate_written else scored
     grid, best = [], None
     # the target model does not depend on the operation grid: its own grid first, one fit per
     # fold and grid point, chosen by how many written targeted cases rank their rule first out of
@@ -674,7 +742,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
             train = np.setdiff1d(np.arange(n), test)
             # the target model learns from the written cases only
             tm = TargetModel(tC, random_state, pw).fit(
-                X.take(train), [tg[i] if scored[i] else None for i in train])
+                X.take(train), [tg[i] if scored[i] else None for i in train],
+                sample_weight=np.where(grown[train], gw_target, 1.0))
             ranked_pf.append(tm.rank(X.take(test)))
         top = {}
         for test, rk in zip(fold_idx, ranked_pf, strict=True):
@@ -685,8 +754,9 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         tkey = (hits, not pw, -tC)
         if t_best_key is None or tkey > t_best_key:
             t_best_key, fold_ranked, t_choice = tkey, ranked_pf, (pw, tC)
-    for C, vw, nw, dw in itertools.product(Cs, vector_weights, ngram_weights,
-                                           derived_weights if (~scored).any() else (0.0,)):
+    for C, vw, nw, dw, gw in itertools.product(Cs, vector_weights, ngram_weights,
+                                               derived_weights if (~scored).any() else (0.0,),
+                                               grown_weights):
         pmax = np.zeros(n)
         ops_oof = [""] * n
         tgt_oof: list[str | None] = [None] * n
@@ -697,7 +767,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
             train = np.setdiff1d(np.arange(n), test)
             Xtr, Xte = X.take(train), X.take(test)
             m = OperationModel(C, vw, random_state, nw).fit(
-                Xtr, [y[i] for i in train], sample_weight=np.where(scored[train], 1.0, dw),
+                Xtr, [y[i] for i in train],
+                sample_weight=np.where(scored[train], 1.0, dw) * np.where(grown[train], gw, 1.0),
                 derived=~scored[train])
             pr = Xte.guarded(m.predict_proba(Xte), m.classes_)
             for j, i in enumerate(test):
@@ -716,13 +787,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         p_right = np.ones(n)
         for test in fold_idx:
             te = np.array([i for i in test if scored[i]], dtype=int)
-            tr = np.array([i for i in np.where(scored)[0] if i not in set(test.tolist())],
+            tr = np.array([i for i in np.where(calib)[0] if i not in set(test.tolist())],
                           dtype=int)
             if len(te):
                 p_right[te] = AnswerCalibrator(1.0, random_state).fit(
                     feats[tr], tgt_ok[tr]).predict_proba(feats[te])
         # the operating point: the most right answers less WRONG_COST per wrong one
-        t_best, utility = operating_point(p_right[scored], tgt_ok[scored], wrong_cost)
+        t_best, utility = operating_point(p_right[calib], tgt_ok[calib], wrong_cost)
         ans = scored & (p_right >= t_best)
         large = np.array([len(ids) > 10 for ids, _ in X.pairs])
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
@@ -730,7 +801,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                       "unknown": int((~ans & m).sum()),
                       "wrong": int((~tgt_ok & ans & m).sum())}
                   for g, m in (("all", scored), ("small", scored & ~large),
-                               ("large", scored & large))}
+                               ("large", scored & large),
+                               ("large_written", scored & large & ~grown))}
         cases_oof = tuple((o if a else None, bool(d and a), bool(t and a), g)
                           for o, a, d, t, g, s in zip(ops_oof, ans, dec_ok, tgt_ok, tgt_oof,
                                                       scored, strict=True) if s)
@@ -739,7 +811,7 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         restated = (int((tgt_ok & ~scored).sum()), int((~scored).sum()))
         row = {"cases": cases_oof, "groups": groups, "C": C, "vector_weight": vw,
                "ngram_weight": nw, "threshold": t_best, "utility": utility,
-               "derived_weight": dw, "restated": restated,
+               "derived_weight": dw, "grown_weight": gw, "restated": restated,
                "decision": int((dec_ok & ans).sum()), "target": int((tgt_ok & ans).sum()),
                "unknown": int((~ans & scored).sum()), "n": int(scored.sum()),
                "features": feats[scored], "right": tgt_ok[scored]}
@@ -747,13 +819,15 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         # first the constraint: derived verbatim restatements resolved as reuse of their rule out
         # of fold (the model holds what the rows teach); then the written cases (utility first)
         holds = restated[0] >= min_restated * restated[1]
-        key = (holds, utility, row["target"], row["decision"], -C, -vw, -nw, -dw)
+        key = (holds, utility, row["target"], row["decision"], -C, -vw, -nw, -dw, gw)
         if best is None or key > best[0]:
             best = (key, row)
     assert best is not None
     row = best[1]
     # the calibrator the fitted resolver uses: fit on every written case's out-of-fold answer
-    calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"], row["right"])
+    cal_rows = calib[scored]
+    calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"][cal_rows],
+                                                         row["right"][cal_rows])
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"],
                      oof_decision=(row["decision"], row["n"]),
@@ -764,7 +838,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                      derived_weight=row["derived_weight"], oof_restated=row["restated"],
                      target_pairwise=t_choice[0], target_C=t_choice[1], target_grid=t_grid,
                      calibrator=calibrator, wrong_cost=wrong_cost,
-                     oof_wrong=row["groups"]["all"]["wrong"])
+                     oof_wrong=row["groups"]["all"]["wrong"], grown_weight=row["grown_weight"],
+                     oof_utility=row["utility"])
 
 
 @dataclass(frozen=True)
@@ -843,15 +918,17 @@ def fitted_resolver(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedRe
         sel = select_params(X, cases, ok, random_state=seed)
         op = OperationModel(sel.C, sel.vector_weight, seed, sel.ngram_weight).fit(
             X, [c.op for c in cases],
-            sample_weight=np.array([sel.derived_weight if c.derived else 1.0 for c in cases]),
+            sample_weight=np.array([(sel.derived_weight if c.derived else 1.0)
+                                    * (sel.grown_weight if c.grown else 1.0) for c in cases]),
             derived=np.array([c.derived for c in cases]))
         tm = TargetModel(sel.target_C, seed, sel.target_pairwise).fit(
-            X, [None if c.derived else c.target for c in cases])
+            X, [None if c.derived else c.target for c in cases],
+            sample_weight=np.array([sel.grown_weight if c.grown else 1.0 for c in cases]))
         return FittedResolver(op, tm, sel, embedder)
 
     with one_thread():
         _FITTED[key] = cached_fit("resolution", _training_files(),
-                                  {"seed": seed, "embedder": embedder, "version": 11}, build)
+                                  {"seed": seed, "embedder": embedder, "version": 12}, build)
     return _FITTED[key]
 
 
@@ -901,7 +978,6 @@ def resolve_learned(records: Sequence[ResolutionInput], *, seed: int = 0,
                     embedder: str = DEFAULT_EMBEDDER) -> list:
     """The offline resolver: the learned operation and target models over the grammar's reading
     and the embedding features; ``unknown`` below the operating point (list of Resolution)."""
-    from dataclasses import replace
 
     fitted = fitted_resolver(seed, embedder)
     with one_thread():
