@@ -606,8 +606,7 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                   derived_weights: Sequence[float] = (0.3,),
                   min_restated: float = 0.9,
                   target_grid: Sequence[tuple[bool, float]] = ((False, 1.0),),
-                  batch_folds: bool = True, grown_weights: Sequence[float] = (0.0,),
-                  calibrate_written: bool = False) -> Selection:
+                  batch_folds: bool = True, grown_weights: Sequence[float] = (0.0,)) -> Selection:
     """Choose the target model (pointwise or pairwise reranker, its C), then C, the vector weight,
     the n-gram weight, the derived rows' weight and the operating point by grouped CV
     (``batch_folds``: whole batches per fold, each written-apart batch, ``dev`` and ``dev2`` one
@@ -711,14 +710,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                               folds=folds, wrong_cost=wrong_cost, random_state=random_state,
                               ngram_weights=ngram_weights, derived_weights=derived_weights,
                               min_restated=min_restated, target_grid=target_grid,
-                              batch_folds=batch_folds, grown_weights=(g,),
-                              calibrate_written=calibrate_written) for g in grown_weights]
+                              batch_folds=batch_folds, grown_weights=(g,)) for g in grown_weights]
         best_sel = max(sels, key=lambda s: (s.oof_restated[0] >= min_restated * s.oof_restated[1],
                                             s.oof_utility, s.oof_target[0], s.oof_decision[0],
                                             -s.grown_weight))
         grid_all = [g for s in sels for g in s.grid]
         return replace(best_sel, grid=grid_all)
-    gw_target = grown_weights[0]
+    gw = grown_weights[0]  # one weight per selection (several: one selection each, above)
     y = [c.op for c in cases]
     tg = [c.target for c in cases]
     # folds hold whole cases (a case, its grown library and its derived rows together), or whole
@@ -728,8 +726,6 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     # derived rows train the folds that do not hold their case; only written cases are scored
     scored = np.array([not c.derived for c in cases])
     grown = np.array([c.grown for c in cases])
-    # the calibrator and the operating point read these cases' out-of-fold answers
-    calib = scored & ~grown if calibrate_written else scored
     grid, best = [], None
     # the target model does not depend on the operation grid: its own grid first, one fit per
     # fold and grid point, chosen by how many written targeted cases rank their rule first out of
@@ -743,7 +739,7 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
             # the target model learns from the written cases only
             tm = TargetModel(tC, random_state, pw).fit(
                 X.take(train), [tg[i] if scored[i] else None for i in train],
-                sample_weight=np.where(grown[train], gw_target, 1.0))
+                sample_weight=np.where(grown[train], gw, 1.0))
             ranked_pf.append(tm.rank(X.take(test)))
         top = {}
         for test, rk in zip(fold_idx, ranked_pf, strict=True):
@@ -754,9 +750,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         tkey = (hits, not pw, -tC)
         if t_best_key is None or tkey > t_best_key:
             t_best_key, fold_ranked, t_choice = tkey, ranked_pf, (pw, tC)
-    for C, vw, nw, dw, gw in itertools.product(Cs, vector_weights, ngram_weights,
-                                               derived_weights if (~scored).any() else (0.0,),
-                                               grown_weights):
+    for C, vw, nw, dw in itertools.product(Cs, vector_weights, ngram_weights,
+                                           derived_weights if (~scored).any() else (0.0,)):
         pmax = np.zeros(n)
         ops_oof = [""] * n
         tgt_oof: list[str | None] = [None] * n
@@ -787,13 +782,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         p_right = np.ones(n)
         for test in fold_idx:
             te = np.array([i for i in test if scored[i]], dtype=int)
-            tr = np.array([i for i in np.where(calib)[0] if i not in set(test.tolist())],
+            tr = np.array([i for i in np.where(scored)[0] if i not in set(test.tolist())],
                           dtype=int)
             if len(te):
                 p_right[te] = AnswerCalibrator(1.0, random_state).fit(
                     feats[tr], tgt_ok[tr]).predict_proba(feats[te])
         # the operating point: the most right answers less WRONG_COST per wrong one
-        t_best, utility = operating_point(p_right[calib], tgt_ok[calib], wrong_cost)
+        t_best, utility = operating_point(p_right[scored], tgt_ok[scored], wrong_cost)
         ans = scored & (p_right >= t_best)
         large = np.array([len(ids) > 10 for ids, _ in X.pairs])
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
@@ -819,15 +814,13 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         # first the constraint: derived verbatim restatements resolved as reuse of their rule out
         # of fold (the model holds what the rows teach); then the written cases (utility first)
         holds = restated[0] >= min_restated * restated[1]
-        key = (holds, utility, row["target"], row["decision"], -C, -vw, -nw, -dw, gw)
+        key = (holds, utility, row["target"], row["decision"], -C, -vw, -nw, -dw)
         if best is None or key > best[0]:
             best = (key, row)
     assert best is not None
     row = best[1]
     # the calibrator the fitted resolver uses: fit on every written case's out-of-fold answer
-    cal_rows = calib[scored]
-    calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"][cal_rows],
-                                                         row["right"][cal_rows])
+    calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"], row["right"])
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"],
                      oof_decision=(row["decision"], row["n"]),

@@ -32,7 +32,7 @@ from toolkit.paper import paper_figures
 from toolkit.profiles import Profile
 from toolkit.records import AnnotatedPoint
 from toolkit.simuser.delivery import Delivery
-from toolkit.simuser.simulator import SimulatedUser, judge_offline_groups
+from toolkit.simuser.simulator import judge_groups
 from toolkit.simuser.trace import Trace
 
 METRICS = ("precision", "recall", "f1", "specificity", "rule_recall")
@@ -51,12 +51,9 @@ def simulate_points(points: list[AnnotatedPoint], profiles: dict[str, Profile], 
     for p in points:
         by_ann.setdefault(p.annotator, []).append(p)
     anns = sorted(by_ann)
-    if model is None or model.is_offline:  # every annotator's pairs in one reader call
-        groups = [(profiles[a], [point_delivery(p) for p in by_ann[a]]) for a in anns]
-        judged = judge_offline_groups(groups, seed=seed)
-    else:
-        judged = [SimulatedUser(profiles[a], model, seed=seed).judge_many(
-            [point_delivery(p) for p in by_ann[a]]) for a in anns]
+    # every annotator's deliveries in one call (offline: one reader call, so texts embed together)
+    judged = judge_groups([(profiles[a], [point_delivery(p) for p in by_ann[a]]) for a in anns],
+                          model, seed=seed)
     for a, trs in zip(anns, judged, strict=True):
         for p, tr in zip(by_ann[a], trs, strict=True):
             traces[p.id] = tr

@@ -101,6 +101,20 @@ def judge_offline_groups(groups: list[tuple[Profile, list[Delivery]]], *, seed: 
     return out
 
 
+def judge_groups(groups: list[tuple[Profile, list[Delivery]]], model: ChatModel | None, *,
+                 seed: int = 0, turn: int = 0) -> list[list[Trace]]:
+    """Traces for several users' deliveries, per user: offline (``model`` None or offline) through
+    :func:`judge_offline_groups`, else the LLM judge, in one batched call for all of them."""
+    if model is None or model.is_offline:
+        return judge_offline_groups(groups, seed=seed, turn=turn)
+    flat = judge_llm(model, [(p, d) for p, ds in groups for d in ds], turn=turn)
+    out, at = [], 0
+    for _, ds in groups:
+        out.append(flat[at:at + len(ds)])
+        at += len(ds)
+    return out
+
+
 def _trace(profile: Profile, rules: list[Rule], verdicts: list[Verdict], key: str, reading: str, *,
            seed: int, turn: int) -> Trace:
     """The decision from the reader's verdicts on every preference (the phrased correction if any)."""
@@ -154,9 +168,7 @@ class SimulatedUser:
 
     def judge_many(self, deliveries: list[Delivery], *, turn: int = 0) -> list[Trace]:
         """Decisions for many deliveries (the LLM method batches its calls)."""
-        if self._model is None or self._model.is_offline:
-            return judge_offline_many(self._profile, deliveries, seed=self._seed, turn=turn)
-        return judge_llm(self._model, [(self._profile, d) for d in deliveries], turn=turn)
+        return judge_groups([(self._profile, deliveries)], self._model, seed=self._seed, turn=turn)[0]
 
     def respond(self, delivery: Delivery, state: UserState) -> tuple[Feedback | None, UserState]:
         """React to one delivery: at most one correction per scored unit."""
