@@ -171,3 +171,47 @@ def test_llm_gate_through_the_gateway(llm_env, tmp_path):
     dc = LLMContextAware(model=model).decisions(s)
     assert dc.by_level.shape == (1, 3) and dc.calls == 2 + 3
     assert any("talked about food" in r["messages"][-1]["content"] for r in llm_env.requests)
+
+
+def _gate_one_by_one(stream, context: bool, capacity_aware: bool, n_summaries: int = 3) -> np.ndarray:
+    """The offline gate as it was computed before the gates shared their scores: fact by fact,
+    each fact's session found by search, its rubric score and context support computed anew."""
+    from toolkit.gating.rubric import (
+        LEVELS,
+        context_overlap,
+        rubric_decision,
+        rubric_score,
+        summarize_session,
+    )
+
+    levels = LEVELS if capacity_aware else ("any",)
+    slices = stream.session_slices()
+    summaries = [summarize_session(list(stream.texts[a:b])) for _, a, b in slices] if context else []
+    out = np.zeros((len(levels), stream.n), dtype=bool)
+    for i, text in enumerate(stream.texts):
+        bonus = 0
+        if context:
+            k = int(np.searchsorted([a for _, a, _ in slices], i, side="right") - 1)
+            bonus = 1 if context_overlap(text, summaries[max(0, k - n_summaries):k]) >= 2 else 0
+        for j, lev in enumerate(levels):
+            out[j, i] = rubric_decision(rubric_score(text), None if lev == "any" else lev, bonus)
+    return out
+
+
+def test_offline_gates_sharing_scores_decide_as_one_by_one():
+    """The four offline text gates computed together (one score and context support per fact)
+    give each gate's decisions fact by fact, on users whose sessions give context support."""
+    from toolkit.gating.llm_gates import gate_decisions, offline_gate_decisions
+    from toolkit.gating.sweep import TEXT_GATES
+
+    streams = build_streams(simulate_benchmark("S", seed=3, n_users=2))
+    gates = [(context, cap) for _, context, cap in TEXT_GATES]
+    for s in streams:
+        together = offline_gate_decisions(s, gates)
+        want = [_gate_one_by_one(s, context, cap) for context, cap in gates]
+        assert [d.by_level.shape for d in together] == [(1, s.n), (3, s.n), (1, s.n), (3, s.n)]
+        for got, w, (context, cap) in zip(together, want, gates, strict=True):
+            assert np.array_equal(got.by_level, w)
+            assert np.array_equal(gate_decisions(s, context=context, capacity_aware=cap).by_level, w)
+        # the context gates differ from the plain ones somewhere: the support is exercised
+        assert not np.array_equal(together[0].by_level, together[2].by_level)

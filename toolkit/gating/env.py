@@ -102,7 +102,14 @@ class UserStream:
                                  None if self.hit_turns is None else _pack_arrays(self.hit_turns)))
 
     def hit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """(fact index, hit session) for every pair in H (a session repeats once per turn)."""
+        """(fact index, hit session) for every pair in H (a session repeats once per turn).
+
+        Built once per stream (read-only arrays): a sweep asks for them in every FIFO count,
+        thousands of times per user, and rebuilt them each time."""
+        return self._hit_pairs
+
+    @cached_property
+    def _hit_pairs(self) -> tuple[np.ndarray, np.ndarray]:
         hits = self.hits
         if self.hit_turns is not None:
             hits = tuple(np.repeat(np.asarray(h, dtype=np.int64), np.asarray(c, dtype=np.int64))
@@ -110,7 +117,17 @@ class UserStream:
         idx = np.concatenate([np.full(len(h), i, dtype=np.int64) for i, h in enumerate(hits)]
                              or [np.zeros(0, np.int64)])
         ses = np.concatenate([np.asarray(h, dtype=np.int64) for h in hits] or [np.zeros(0, np.int64)])
+        idx.setflags(write=False)
+        ses.setflags(write=False)
         return idx, ses
+
+    @cached_property
+    def hit_prev(self) -> np.ndarray:
+        """Per pair of :meth:`hit_pairs`: the index of the last fact extracted before the hit's
+        session (-1 when none), where a FIFO count reads the bank's add count (read-only)."""
+        pos = np.searchsorted(self.sessions, self._hit_pairs[1], side="left") - 1
+        pos.setflags(write=False)
+        return pos
 
 
 def _pack_arrays(arrays: tuple[np.ndarray, ...]) -> tuple:
@@ -349,7 +366,7 @@ def fifo_kept(stream: UserStream, added: np.ndarray, budgets: np.ndarray | Seque
     if len(fi) == 0:
         return np.zeros(added.shape[0], dtype=np.int64)
     cum = np.cumsum(added, axis=1, dtype=np.int64)  # rank of fact i if added
-    pos = np.searchsorted(stream.sessions, hs, side="left") - 1  # last fact before the hit session
+    pos = stream.hit_prev  # last fact before the hit session
     a_h = cum[:, pos]
     ok = added[:, fi] & (a_h - cum[:, fi] < budgets[:, None])
     return ok.sum(axis=1)

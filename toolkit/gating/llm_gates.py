@@ -31,8 +31,8 @@ from toolkit.gating.rubric import (
 )
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 
-__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions", "capacity_text",
-           "FALLBACKS", "UNKNOWN_SUMMARY"]
+__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions",
+           "offline_gate_decisions", "capacity_text", "FALLBACKS", "UNKNOWN_SUMMARY"]
 
 #: what a bank may do with a fact whose gate answer is unknown (a policy setting, reported)
 FALLBACKS = ("store", "skip")
@@ -101,11 +101,10 @@ def capacity_text(level: str) -> str:
     raise KeyError(level)
 
 
-def _session_summaries(stream: UserStream, model: ChatModel | None) -> tuple[list[str], int, int]:
+def _session_summaries(stream: UserStream, model: ChatModel) -> tuple[list[str], int, int]:
+    """A model's note on each session (offline, :func:`offline_gate_decisions` summarises)."""
     slices = stream.session_slices()
     texts = [list(stream.texts[a:b]) for _, a, b in slices]
-    if model is None or model.is_offline:
-        return [summarize_session(t) for t in texts], 0, 0
     prompt = load_prompt("gating_summary")
     reqs = [StructuredRequest(
         messages=({"role": "system", "content": prompt.system},
@@ -121,6 +120,8 @@ def _session_summaries(stream: UserStream, model: ChatModel | None) -> tuple[lis
 def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
                    model: ChatModel | None = None, n_summaries: int = 3) -> GateDecisions:
     """Decisions of the greedy (``context=False``) or context-aware gate for one user."""
+    if model is None or model.is_offline:
+        return offline_gate_decisions(stream, [(context, capacity_aware)], n_summaries)[0]
     levels: tuple[str, ...] = LEVELS if capacity_aware else ("any",)
     n = stream.n
     slices = stream.session_slices()
@@ -136,17 +137,6 @@ def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
         history.extend(["\n".join(f"- {s}" for s in recent) or "(none yet)"] * (b - a))
         dialogue.extend([cur] * (b - a))
     out = np.zeros((len(levels), n), dtype=bool)
-    if model is None or model.is_offline:
-        for i, text in enumerate(stream.texts):
-            score = rubric_score(text)
-            bonus = 0
-            if context:
-                k = int(np.searchsorted([a for _, a, _ in slices], i, side="right") - 1)
-                recent = summaries[max(0, k - n_summaries):k]
-                bonus = 1 if context_overlap(text, recent) >= 2 else 0
-            for j, lev in enumerate(levels):
-                out[j, i] = rubric_decision(score, None if lev == "any" else lev, bonus)
-        return GateDecisions(out, levels, 0, calls)
     name = ("gating_context" if context else "gating_greedy") + ("_capacity" if capacity_aware else "")
     prompt = load_prompt(name)
     reqs = []
@@ -170,6 +160,36 @@ def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
         out[j, i] = bool(o.value.store) if o.ok else False  # meaningless where not answered
     return GateDecisions(out, levels, int((~answered).sum()), calls + len(reqs), answered,
                          unknown_summaries)
+
+
+def offline_gate_decisions(stream: UserStream, gates: Sequence[tuple[bool, bool]],
+                           n_summaries: int = 3) -> list[GateDecisions]:
+    """The offline rubric's decisions for several gates of one user, each as a (context,
+    capacity-aware) pair, in order.
+
+    Each fact's rubric score, each session's summary and each fact's context support are
+    computed once and shared by the gates (the four text gates of a sweep computed them once
+    each); the decisions are those of :func:`rubric_decision` on them.
+    """
+    scores = [rubric_score(t) for t in stream.texts]
+    bonus = np.zeros(stream.n, dtype=np.int64)
+    if any(context for context, _ in gates):
+        slices = stream.session_slices()
+        summaries = [summarize_session(stream.texts[a:b]) for _, a, b in slices]
+        for k, (_, a, b) in enumerate(slices):
+            recent = summaries[max(0, k - n_summaries):k]
+            for i in range(a, b):
+                bonus[i] = 1 if context_overlap(stream.texts[i], recent) >= 2 else 0
+    out = []
+    for context, capacity_aware in gates:
+        levels: tuple[str, ...] = LEVELS if capacity_aware else ("any",)
+        dec = np.zeros((len(levels), stream.n), dtype=bool)
+        for i, score in enumerate(scores):
+            b = int(bonus[i]) if context else 0
+            for j, lev in enumerate(levels):
+                dec[j, i] = rubric_decision(score, None if lev == "any" else lev, b)
+        out.append(GateDecisions(dec, levels, 0, 0))
+    return out
 
 
 def decisions_from_texts(texts: Sequence[str], level: str | None = None) -> np.ndarray:

@@ -511,13 +511,14 @@ def _gate_task(stream: UserStream, model: Any, fallback: str = "store"
     An unknown gate answer becomes the policy's explicit ``fallback`` ("store" or "skip");
     how many there were is returned per gate so it is reported.
     """
-    from toolkit.gating.llm_gates import gate_decisions
+    from toolkit.gating.llm_gates import gate_decisions, offline_gate_decisions
 
-    out = []
-    for _, context, cap in TEXT_GATES:
-        d = gate_decisions(stream, context=context, capacity_aware=cap, model=model)
-        out.append((d.resolved(fallback), d.unknown))
-    return out
+    if model is None or model.is_offline:  # the rubric's scores, computed once for the four
+        found = offline_gate_decisions(stream, [(context, cap) for _, context, cap in TEXT_GATES])
+    else:
+        found = [gate_decisions(stream, context=context, capacity_aware=cap, model=model)
+                 for _, context, cap in TEXT_GATES]
+    return [(d.resolved(fallback), d.unknown) for d in found]
 
 
 #: the four text gates: name, sees the session context, sees the bank's remaining capacity
