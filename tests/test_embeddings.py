@@ -250,3 +250,41 @@ def test_a_minilm_vector_does_not_depend_on_the_batch_that_computed_it(tmp_path)
     warm = MiniLMEmbedder(cached).embed(sentences)  # half read back, half computed
     assert part.tobytes() == batch[::2].tobytes()
     assert warm.tobytes() == batch.tobytes()
+
+
+#: environment that keeps torch, MKL and oneDNN on AVX2 kernels on a machine that has AVX512
+AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def _vectors_in_subprocess(tmp_path, name: str, extra_env: dict[str, str]) -> tuple[str, np.ndarray]:
+    """MiniLM vectors of the reference sentences (cache off) and torch's CPU capability, computed
+    in a fresh process with ``extra_env``."""
+    import os
+
+    out = tmp_path / f"{name}.npy"
+    code = ("import json, sys, numpy as np, torch\n"
+            "from toolkit.llm import Gateway\n"
+            "from toolkit.llm.embeddings import MiniLMEmbedder\n"
+            f"s = json.load(open({str(ROOT / 'fixtures/semantic/minilm_reference_vectors.json')!r}))['sentences']\n"
+            "words = ['tests', 'code', 'data', 'rule']\n"
+            f"v = MiniLMEmbedder(Gateway(cache_dir={str(tmp_path / name)!r}, cache_mode='off')).embed(s + words)\n"
+            f"np.save({str(out)!r}, v)\n"
+            "print(torch.backends.cpu.get_cpu_capability())")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", **extra_env}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env=env)
+    return res.stdout.split()[-1], np.load(out)
+
+
+def test_a_minilm_vector_does_not_depend_on_the_instruction_set(tmp_path):
+    """The same texts embedded with AVX512 kernels and with AVX2 kernels give bitwise the same
+    vectors (computed in float64, rounded to float32). In float32 every vector differed in the
+    last bits, and the learned admitter and resolver turned that into other counts on another
+    machine. Runs where the CPU has AVX512: elsewhere there is only one instruction set to use."""
+    wide, a = _vectors_in_subprocess(tmp_path, "default", {})
+    if wide != "AVX512":
+        pytest.skip(f"torch uses {wide} here: no second instruction set to compare against")
+    narrow, b = _vectors_in_subprocess(tmp_path, "avx2", AVX2_ONLY)
+    assert narrow == "AVX2"
+    assert a.dtype == np.float32 and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()

