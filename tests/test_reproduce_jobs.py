@@ -118,7 +118,7 @@ def test_schedule_starts_the_longest_expected_first(tmp_path):
     assert cold[0] == "gating" and cold[-1] == "resolution"
     assert [n for n in cold if n != "custom"] == sorted(
         (n for n in names if n != "custom"), key=lambda n: -EXPECTED_S[n])
-    assert cold.index("fidelity") < cold.index("custom") < cold.index("tour")  # 156 > 60 > 28
+    assert cold.index("fidelity") < cold.index("custom") < cold.index("tour")  # 243 > 60 > 28
     (tmp_path / "tour").mkdir()
     (tmp_path / "tour" / "manifest.json").write_text(json.dumps({"status": "complete", "elapsed_s": 900}))
     (tmp_path / "gating").mkdir()
