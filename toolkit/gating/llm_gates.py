@@ -24,14 +24,15 @@ from pydantic import BaseModel, ConfigDict
 from toolkit.gating.env import UserStream
 from toolkit.gating.rubric import (
     LEVELS,
-    context_overlap,
+    content_words,
+    overlap_count,
     rubric_decision,
     rubric_score,
     summarize_session,
 )
 from toolkit.llm import ChatModel, StructuredRequest, load_prompt
 
-__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions",
+__all__ = ["GateAnswer", "SummaryAnswer", "GateDecisions", "gate_decisions", "gates_decisions",
            "offline_gate_decisions", "capacity_text", "FALLBACKS", "UNKNOWN_SUMMARY"]
 
 #: what a bank may do with a fact whose gate answer is unknown (a policy setting, reported)
@@ -120,8 +121,22 @@ def _session_summaries(stream: UserStream, model: ChatModel) -> tuple[list[str],
 def gate_decisions(stream: UserStream, *, context: bool, capacity_aware: bool,
                    model: ChatModel | None = None, n_summaries: int = 3) -> GateDecisions:
     """Decisions of the greedy (``context=False``) or context-aware gate for one user."""
+    return gates_decisions(stream, [(context, capacity_aware)], model, n_summaries)[0]
+
+
+def gates_decisions(stream: UserStream, gates: Sequence[tuple[bool, bool]],
+                    model: ChatModel | None = None, n_summaries: int = 3) -> list[GateDecisions]:
+    """Decisions of several gates, each a (context, capacity-aware) pair, for one user: offline
+    the rubric's scores are shared by the gates (:func:`offline_gate_decisions`), else each gate
+    asks ``model``."""
     if model is None or model.is_offline:
-        return offline_gate_decisions(stream, [(context, capacity_aware)], n_summaries)[0]
+        return offline_gate_decisions(stream, gates, n_summaries)
+    return [_model_gate_decisions(stream, context, cap, model, n_summaries) for context, cap in gates]
+
+
+def _model_gate_decisions(stream: UserStream, context: bool, capacity_aware: bool,
+                          model: ChatModel, n_summaries: int) -> GateDecisions:
+    """One gate's decisions through ``model`` (see :func:`gate_decisions`)."""
     levels: tuple[str, ...] = LEVELS if capacity_aware else ("any",)
     n = stream.n
     slices = stream.session_slices()
@@ -176,10 +191,11 @@ def offline_gate_decisions(stream: UserStream, gates: Sequence[tuple[bool, bool]
     if any(context for context, _ in gates):
         slices = stream.session_slices()
         summaries = [summarize_session(stream.texts[a:b]) for _, a, b in slices]
+        words = [set(content_words(t)) for t in summaries]
         for k, (_, a, b) in enumerate(slices):
-            recent = summaries[max(0, k - n_summaries):k]
+            recent = words[max(0, k - n_summaries):k]
             for i in range(a, b):
-                bonus[i] = 1 if context_overlap(stream.texts[i], recent) >= 2 else 0
+                bonus[i] = 1 if overlap_count(stream.texts[i], recent) >= 2 else 0
     out = []
     for context, capacity_aware in gates:
         levels: tuple[str, ...] = LEVELS if capacity_aware else ("any",)

@@ -159,5 +159,10 @@ def summarize_session(texts: Sequence[str], k: int = 8) -> str:
 
 def context_overlap(text: str, summaries: Sequence[str]) -> int:
     """How many earlier session summaries mention one of the fact's content words."""
+    return overlap_count(text, [set(content_words(s)) for s in summaries])
+
+
+def overlap_count(text: str, summary_words: Sequence[set[str]]) -> int:
+    """:func:`context_overlap` with each summary's content words given (read once per session)."""
     words = set(content_words(text))
-    return sum(1 for s in summaries if words & set(content_words(s)))
+    return sum(1 for s in summary_words if words & s)

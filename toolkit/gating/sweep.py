@@ -511,13 +511,9 @@ def _gate_task(stream: UserStream, model: Any, fallback: str = "store"
     An unknown gate answer becomes the policy's explicit ``fallback`` ("store" or "skip");
     how many there were is returned per gate so it is reported.
     """
-    from toolkit.gating.llm_gates import gate_decisions, offline_gate_decisions
+    from toolkit.gating.llm_gates import gates_decisions
 
-    if model is None or model.is_offline:  # the rubric's scores, computed once for the four
-        found = offline_gate_decisions(stream, [(context, cap) for _, context, cap in TEXT_GATES])
-    else:
-        found = [gate_decisions(stream, context=context, capacity_aware=cap, model=model)
-                 for _, context, cap in TEXT_GATES]
+    found = gates_decisions(stream, [(context, cap) for _, context, cap in TEXT_GATES], model)
     return [(d.resolved(fallback), d.unknown) for d in found]
 
 
