@@ -595,7 +595,15 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w28", "firstcontact/w29",
                                  "firstcontact/w34", "firstcontact/w35",
                                  "firstcontact/w38", "firstcontact/w39",
-                                 "firstcontact/w40", "firstcontact/w41")
+                                 "firstcontact/w40", "firstcontact/w41",
+                                 "firstcontact/w42", "firstcontact/w43",
+                                 "firstcontact/w44", "firstcontact/w45",
+                                 "firstcontact/w46", "firstcontact/w47",
+                                 "firstcontact/w48", "firstcontact/w49")
+#: Fourteenth pass (2026-12-03): w42-w49 join after their first contact (35 batch groups, 1728 rows),
+#: no other change. Out of fold on 8 batch folds: structural 1519/1728, non-lasting persisted 16/840,
+#: persist recall 821/888 (tree weight 0.3, conditional tree weight 0, threshold 0.648); the
+#: thirteenth pass's 1344 rows gave 1156, 12/648, 640/696 (threshold 0.698).
 #: Thirteenth pass (n14a4, 2026-12-03): w40/w41 join (27 batch groups, 1344 rows). At the twelfth
 #: pass's method, out of fold (structural of 1344, non-lasting persisted of 648, persist recall of
 #: 696): 8 batch folds 1153, 12, 636 (tree weight 0.2, conditional 0.2, threshold 0.697); leaving one

@@ -469,7 +469,13 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w34", "firstcontact/w35",
                                  "firstcontact/w38", "firstcontact/w39",
                                  "firstcontact/w40", "firstcontact/w41",
-                                 "firstcontact/w42", "firstcontact/w43")
+                                 "firstcontact/w42", "firstcontact/w43",
+                                 "firstcontact/w44", "firstcontact/w45",
+                                 "firstcontact/w46", "firstcontact/w47",
+                                 "firstcontact/w48", "firstcontact/w49")
+#: Fourteenth pass (2026-12-03): w44-w49 join after their first contact (1232 scored cases), no other
+#: change. Out of fold on 8 batch folds: decision 998/1232, decision+target 911/1232, unknown 136
+#: (abstention below P(right) 0.483); with the thirteenth pass's 1016 cases 834, 757, 92 (0.464).
 
 
 def development_cases(grow: bool = True) -> list[Case]:
