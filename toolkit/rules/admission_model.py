@@ -599,7 +599,12 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w42", "firstcontact/w43",
                                  "firstcontact/w44", "firstcontact/w45",
                                  "firstcontact/w46", "firstcontact/w47",
-                                 "firstcontact/w48", "firstcontact/w49")
+                                 "firstcontact/w48", "firstcontact/w49",
+                                 "firstcontact/w50", "firstcontact/w51",
+                                 "firstcontact/w52", "firstcontact/w53")
+#: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (39 batch
+#: groups, 1920 rows), no other change. Out of fold on 8 batch folds: structural 1700/1920, non-lasting
+#: persisted 18/936, persist recall 922/984 (tree weight 0.2, conditional tree weight 0.2, threshold 0.648).
 #: Fourteenth pass (2026-12-03): w42-w49 join after their first contact (35 batch groups, 1728 rows),
 #: no other change. Out of fold on 8 batch folds: structural 1519/1728, non-lasting persisted 16/840,
 #: persist recall 821/888 (tree weight 0.3, conditional tree weight 0, threshold 0.648); the

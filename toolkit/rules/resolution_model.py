@@ -472,7 +472,12 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w42", "firstcontact/w43",
                                  "firstcontact/w44", "firstcontact/w45",
                                  "firstcontact/w46", "firstcontact/w47",
-                                 "firstcontact/w48", "firstcontact/w49")
+                                 "firstcontact/w48", "firstcontact/w49",
+                                 "firstcontact/w50", "firstcontact/w51",
+                                 "firstcontact/w52", "firstcontact/w53")
+#: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (1376 scored
+#: cases), no other change. Out of fold: decision 1090/1376, decision+target 1005/1376, unknown 183
+#: (abstention below P(right) 0.535); written ~60-rule libraries 287/248 of 432, 105 unknown.
 #: Fourteenth pass (2026-12-03): w44-w49 join after their first contact (1232 scored cases), no other
 #: change. Out of fold on 8 batch folds: decision 998/1232, decision+target 911/1232, unknown 136
 #: (abstention below P(right) 0.483); with the thirteenth pass's 1016 cases 834, 757, 92 (0.464).
