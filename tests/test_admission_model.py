@@ -217,6 +217,23 @@ def test_batches_fit_on_are_development_after_their_first_contact() -> None:
         assert rec["scores"]["n"] == 48
 
 
+def test_every_development_batch_trains_the_admitter_and_no_other() -> None:
+    """A batch written apart joins the fit exactly when SPLITS.json makes it development (w42-w53 in
+    the fourteenth pass's two data rounds); a first-contact batch (w54, w55) never does."""
+    from toolkit.paper import fixtures_dir
+    from toolkit.rules.admission_model import DEV_BATCHES
+    from toolkit.splits import role_of
+
+    root = fixtures_dir() / "admission"
+    batches = sorted(p.parent for p in (root / "firstcontact").glob("*/admission.gold.jsonl"))
+    assert batches
+    for b in batches:
+        dev = all(role_of(b / f) == "development" for f in ("admission.jsonl", "admission.gold.jsonl"))
+        assert (f"firstcontact/{b.name}" in DEV_BATCHES) == dev, b.name
+    assert {f"firstcontact/w{n}" for n in range(42, 54)} <= set(DEV_BATCHES)
+    assert not {"firstcontact/w54", "firstcontact/w55"} & set(DEV_BATCHES)
+
+
 def test_tree_head_blends_into_the_decision_and_conditional_heads_deterministically() -> None:
     """The tree head (trees over cue features and principal components of the vectors) is an
     estimator of its own, fit only when its weight is positive, blended into P(decision) and
