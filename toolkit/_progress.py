@@ -47,14 +47,14 @@ def progress_enabled() -> bool:
 
 #: expected full-scale seconds per diagnostic on 2 cores, for the first run's time-driven bar
 #: and the order `prefmem reproduce --jobs N` starts them in (longest first): each diagnostic's
-#: elapsed seconds inside a whole cold `prefmem reproduce` on a clean clone of be9a35e
+#: elapsed seconds inside a whole cold `prefmem reproduce` on a clean clone of 7277ad7
 #: (2026-12-03), where admission, resolution, selection and checks read the models the protocol
 #: diagnostic fitted first (alone and cold they take longer: resolution about 90 s). The order
 #: matters at the end of the run: with checks (44-60 s) started last, as the earlier table had
 #: it, it ran alone on one core for about 40 s while the other core idled
-EXPECTED_S: dict[str, float] = {"gating": 332, "protocol": 283, "fidelity": 244, "checks": 60,
-                                "drift": 45, "selection": 25, "utility": 21, "admission": 20,
-                                "resolution": 9, "tour": 28}
+EXPECTED_S: dict[str, float] = {"gating": 330, "protocol": 297, "fidelity": 244, "checks": 62,
+                                "drift": 43, "selection": 25, "utility": 22, "admission": 20,
+                                "resolution": 8, "tour": 28}
 
 
 class _Bar:
