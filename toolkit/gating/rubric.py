@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 __all__ = ["KEEP", "DROP", "RubricScore", "rubric_score", "rubric_decision", "summarize_session",
-           "context_overlap", "LEVELS", "content_words", "load_rubric", "rubric_words"]
+           "context_overlap", "overlap_count", "LEVELS", "content_words", "load_rubric",
+           "rubric_words"]
 
 
 @lru_cache(maxsize=1)
