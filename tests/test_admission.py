@@ -55,7 +55,13 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
 # after the method was fixed on development folds): 0/72, so an ordinary test again. Twelfth pass
 # (n14a3, 2026-12-03; w38/w39 as development data, stated stack facts read as lasting by the
 # allowed-decision features, tree weights 0.3 / 0.5, threshold 0.662; seen once): 0/72. Thirteenth
-# pass (n14a4, 2026-12-03; w40/w41 as development data, threshold 0.688; seen once): 0/72.
+# pass (n14a4, 2026-12-03; w40/w41 as development data, threshold 0.688; seen once): 0/72. Fourteenth
+# pass (w42-w53 as development data): 0/72. Fifteenth pass, third data round (w54-w57 as development
+# data, no other change; the batch-grouped CV chose threshold 0.578, 20/1032 non-lasting persisted out
+# of fold, inside the 1-in-50 constraint; seen once after first contact with w58/w59 was scored): 1/72,
+# so a strict xfail until the method improves (not tuned on held-out).
+@pytest.mark.xfail(strict=True, reason="fifteenth pass, third data round: held-out 1/72 non-lasting "
+                   "persisted (0/72 before); not tuned on held-out")
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 
@@ -73,6 +79,9 @@ def test_heldout_no_erroneous_persistence_offline() -> None:
 # Fourteenth pass (2026-12-03; w42-w49 as development data, no other change; seen once after first
 # contact with w50/w51 was scored): structural 162/192 (0.844), 0/72, recall 110/120; second data round
 # (w50-w53 too; seen after first contact with w54/w55): 162/192, 0/72, 109/120.
+# Fifteenth pass, third data round (w54-w57 too, no other change; seen once after first contact with
+# w58/w59): structural 164/192 (0.854), 1/72, recall 112/120: the structural bar holds again, so its
+# strict xfail XPASSed and it is an ordinary test.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72
@@ -80,8 +89,6 @@ def test_heldout_bars_offline() -> None:
     assert c["structural"][1] == 192
 
 
-@pytest.mark.xfail(strict=True, reason="fourteenth pass: held-out structural 162/192 = 0.844, "
-                   "below the 0.85 bar (thirteenth pass 163/192); not tuned on held-out")
 def test_heldout_structural_offline() -> None:
     k, n = _heldout_counts()["structural"]
     assert n == 192 and k / n >= 0.85
@@ -94,7 +101,7 @@ def test_heldout_structural_offline() -> None:
 # features, tree weights 0.3 / 0.5 and threshold 0.662 chosen by the batch-grouped CV; seen once
 # after the method was fixed on development folds): 108/120 (0.900, the bar exactly) at 0/72, so the
 # strict xfail XPASSed and this is an ordinary test again. Thirteenth pass (n14a4): 108/120 at 0/72.
-# Fourteenth pass: 110/120 at 0/72; after its second data round 109/120.
+# Fourteenth pass: 110/120 at 0/72; after its second data round 109/120. Fifteenth pass, third data round: 112/120 at 1/72.
 def test_heldout_persist_recall_offline() -> None:
     k, n = _heldout_counts()["persistent_recall"]
     assert n == 120 and k / n >= 0.90

@@ -601,7 +601,12 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w46", "firstcontact/w47",
                                  "firstcontact/w48", "firstcontact/w49",
                                  "firstcontact/w50", "firstcontact/w51",
-                                 "firstcontact/w52", "firstcontact/w53")
+                                 "firstcontact/w52", "firstcontact/w53",
+                                 "firstcontact/w54", "firstcontact/w55",
+                                 "firstcontact/w56", "firstcontact/w57")
+#: Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (43 batch
+#: groups, 2112 rows), no other change. Out of fold on 8 batch folds: structural 1889/2112, non-lasting
+#: persisted 20/1032, persist recall 1027/1080 (tree weight 0.3, conditional tree weight 0, threshold 0.578).
 #: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (39 batch
 #: groups, 1920 rows), no other change. Out of fold on 8 batch folds: structural 1700/1920, non-lasting
 #: persisted 18/936, persist recall 922/984 (tree weight 0.2, conditional tree weight 0.2, threshold 0.648).

@@ -474,7 +474,12 @@ DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcont
                                  "firstcontact/w46", "firstcontact/w47",
                                  "firstcontact/w48", "firstcontact/w49",
                                  "firstcontact/w50", "firstcontact/w51",
-                                 "firstcontact/w52", "firstcontact/w53")
+                                 "firstcontact/w52", "firstcontact/w53",
+                                 "firstcontact/w54", "firstcontact/w55",
+                                 "firstcontact/w56", "firstcontact/w57")
+#: Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (1520 scored
+#: cases), no other change. Out of fold: decision 1158/1520, decision+target 1087/1520, unknown 270
+#: (abstention below P(right) 0.613); written ~60-rule libraries 306/273 of 480, 142 unknown.
 #: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (1376 scored
 #: cases), no other change. Out of fold: decision 1090/1376, decision+target 1005/1376, unknown 183
 #: (abstention below P(right) 0.535); written ~60-rule libraries 287/248 of 432, 105 unknown.
