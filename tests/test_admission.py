@@ -58,7 +58,7 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
 # pass (n14a4, 2026-12-03; w40/w41 as development data, threshold 0.688; seen once): 0/72. Fourteenth
 # pass (w42-w53 as development data): 0/72. Fifteenth pass, third data round (w54-w57 as development
 # data, no other change; the batch-grouped CV chose threshold 0.578, 20/1032 non-lasting persisted out
-# of fold, inside the 1-in-50 constraint; seen once after first contact with w58/w59 was scored): 1/72,
+# of fold, inside the 1-in-50 constraint; seen once, before first contact with w58-w61): 1/72,
 # so a strict xfail until the method improves (not tuned on held-out).
 @pytest.mark.xfail(strict=True, reason="fifteenth pass, third data round: held-out 1/72 non-lasting "
                    "persisted (0/72 before); not tuned on held-out")
@@ -79,8 +79,8 @@ def test_heldout_no_erroneous_persistence_offline() -> None:
 # Fourteenth pass (2026-12-03; w42-w49 as development data, no other change; seen once after first
 # contact with w50/w51 was scored): structural 162/192 (0.844), 0/72, recall 110/120; second data round
 # (w50-w53 too; seen after first contact with w54/w55): 162/192, 0/72, 109/120.
-# Fifteenth pass, third data round (w54-w57 too, no other change; seen once after first contact with
-# w58/w59): structural 164/192 (0.854), 1/72, recall 112/120: the structural bar holds again, so its
+# Fifteenth pass, third data round (w54-w57 too, no other change; seen once, before first contact
+# with w58-w61): structural 164/192 (0.854), 1/72, recall 112/120: the structural bar holds again, so its
 # strict xfail XPASSed and it is an ordinary test.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
