@@ -18,8 +18,10 @@ first-contact score with the commit and date, and refuses to write it twice.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +62,17 @@ def sha256_file(path: Path) -> str:
 
 
 def load_splits(path: Path = SPLITS_PATH) -> dict[str, SplitEntry]:
-    """Read `fixtures/SPLITS.json` into entries keyed by repository-relative path."""
+    """Read `fixtures/SPLITS.json` into entries keyed by repository-relative path.
+
+    Parsed once per version of the file (its path, size and modification time): a fit checks the
+    role of every training file (:func:`require_role`), and the file lists hundreds of entries."""
+    p = Path(path)
+    st = p.stat()
+    return dict(_parsed_splits(str(p.resolve()), st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_splits(path: str, size: int, mtime_ns: int) -> dict[str, SplitEntry]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     out: dict[str, SplitEntry] = {}
     for key, value in data["files"].items():
@@ -86,6 +98,20 @@ def role_of(path: Path | str) -> Role | None:
         return None
     entry = load_splits().get(rel)
     return entry.role if entry else None
+
+
+def development_batches(folder: Path, files: tuple[str, ...]) -> tuple[str, ...]:
+    """``firstcontact/<batch>`` for each batch under ``folder/firstcontact`` whose ``files`` all have
+    the role development, in batch-number order (w1, w2, w6, ..., w10, ...).
+
+    The batches written apart that a fit may train on: each was scored once at first contact, and
+    `SPLITS.json` gives it the role development only after that, so this list follows SPLITS.json
+    instead of being kept by hand beside it."""
+    root = Path(folder) / "firstcontact"
+    names = [b.name for b in root.iterdir() if b.is_dir()
+             and all(role_of(b / f) == "development" for f in files)] if root.is_dir() else []
+    number = lambda n: (int(d.group()) if (d := re.search(r"\d+", n)) else 1 << 30, n)  # noqa: E731
+    return tuple(f"firstcontact/{n}" for n in sorted(names, key=number))
 
 
 def require_role(path: Path | str, purpose: Purpose) -> Role | None:

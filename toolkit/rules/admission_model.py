@@ -584,133 +584,133 @@ def _subset(data: TrainingSet, idx: np.ndarray) -> TrainingSet:
 
 # -- the development training set and the fitted admitter -----------------------------------------
 DEV_SPLITS: tuple[str, ...] = ("dev", "dev2", "dev3")
-#: batches written apart, scored once at first contact, development data since
-DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
-                                 "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
-                                 "firstcontact/w12", "firstcontact/w13",
-                                 "firstcontact/w15", "firstcontact/w17",
-                                 "firstcontact/w18", "firstcontact/w20",
-                                 "firstcontact/w21", "firstcontact/w22",
-                                 "firstcontact/w24", "firstcontact/w25",
-                                 "firstcontact/w28", "firstcontact/w29",
-                                 "firstcontact/w34", "firstcontact/w35",
-                                 "firstcontact/w38", "firstcontact/w39",
-                                 "firstcontact/w40", "firstcontact/w41",
-                                 "firstcontact/w42", "firstcontact/w43",
-                                 "firstcontact/w44", "firstcontact/w45",
-                                 "firstcontact/w46", "firstcontact/w47",
-                                 "firstcontact/w48", "firstcontact/w49",
-                                 "firstcontact/w50", "firstcontact/w51",
-                                 "firstcontact/w52", "firstcontact/w53",
-                                 "firstcontact/w54", "firstcontact/w55",
-                                 "firstcontact/w56", "firstcontact/w57")
-#: Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (43 batch
-#: groups, 2112 rows), no other change. Out of fold on 8 batch folds: structural 1889/2112, non-lasting
-#: persisted 20/1032, persist recall 1027/1080 (tree weight 0.3, conditional tree weight 0, threshold 0.578).
-#: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (39 batch
-#: groups, 1920 rows), no other change. Out of fold on 8 batch folds: structural 1700/1920, non-lasting
-#: persisted 18/936, persist recall 922/984 (tree weight 0.2, conditional tree weight 0.2, threshold 0.648).
-#: Fourteenth pass (2026-12-03): w42-w49 join after their first contact (35 batch groups, 1728 rows),
-#: no other change. Out of fold on 8 batch folds: structural 1519/1728, non-lasting persisted 16/840,
-#: persist recall 821/888 (tree weight 0.3, conditional tree weight 0, threshold 0.648); the
-#: thirteenth pass's 1344 rows gave 1156, 12/648, 640/696 (threshold 0.698).
-#: Thirteenth pass (n14a4, 2026-12-03): w40/w41 join (27 batch groups, 1344 rows). At the twelfth
-#: pass's method, out of fold (structural of 1344, non-lasting persisted of 648, persist recall of
-#: 696): 8 batch folds 1153, 12, 636 (tree weight 0.2, conditional 0.2, threshold 0.697); leaving one
-#: batch out 1163, 12, 635. The ``stack_fact`` item kind (``admission/items.yaml``) no longer reads a
-#: one-letter variable ("n is 48, not 84"), a word trailing an ellipsis, a negation or hedge before
-#: an imperative ("never use", "maybe use"), a question word or a quantifier ("some are ...") as the
-#: place a fact is stated about: 11 development rows lose the kind. With it: 8 batch folds 1160, 12,
-#: 643 (threshold 0.688); leaving one batch out 1171, 12, 644; on three other assignments of the 27
-#: batches to 8 folds (round robin over a seeded permutation, seeds 1 / 2 / 3) 1163 / 1163 / 1159
-#: against 1155 / 1159 / 1160 (mean of the five schemes 1163.2 against 1158.0). Batches written apart
-#: meeting all three first-contact bars on the 8 batch folds: 16 of 24 against 13. Tried on the same
-#: five schemes and not kept (each scheme's structural; a variant is kept when its mean beats the
-#: shipped one by 2 rows or more):
-#: - the kind's object side too (a quantity or a hedged measure is not a stack: no digit, "like",
-#:   "about", "kind of" right after the verb; 2 more rows): 1153 / 1168 / 1160 / 1161 / 1161 (mean
-#:   1160.6); the object side alone 1161 / 1164 / 1151 / 1161 / 1157 (1158.8);
-#: - a condition kind for a rule stated as a mapping, a situation on the left and a behaviour on the
-#:   right ("X = Y", "X -> Y", "X: always Y"; code, numbers and discourse labels excluded; 10
-#:   development rows, 8 of them gold conditional) as a cue feature: 1161 / 1171 / 1162 / 1164 / 1159
-#:   (1163.4; conditional-head errors 58 against 60 on the 8 batch folds, equal leaving one batch out);
-#: - a kind for a repeated complaint read from its structure (a clause that reports the delivered
-#:   work, not a directive, a request or the speaker's wish, ending in "again"; 29 development rows,
-#:   23 of them gold persist): 1158 / 1171 / 1163 / 1165 / 1161 (1163.6); both kinds 1158 / - / 1164 /
-#:   1165 / 1161; the model already reaches most of those rows through the friction kind and the
-#:   sentence vectors;
-#: - the kind's fix without :data:`STATED_FACT_IS_LASTING`: 1158, 12, 636 on the 8 batch folds.
-#: Twelfth pass (n14a3, 2026-12-03): w38/w39 join (25 batch groups, 1248 rows). At the eleventh
-#: pass's grids, out of fold on 8 batch folds: structural 1082/1248, 12/600 non-lasting persisted,
-#: persist recall 592/648 (tree weight 0.3, conditional 0.5); with stated stack facts read as lasting
-#: (:data:`STATED_FACT_IS_LASTING`) 1087, 12, 600 (threshold 0.662). Batches written apart meeting
-#: all three first-contact bars out of fold: 14 of 22 without, 12 of 22 with (the higher threshold
-#: moves the 12 non-lasting rows persisted: w18 1 -> 2, w35 0 -> 1; w38 40/48, 0/24, 19/24 -> 41/48,
-#: 0/24, 20/24; w39 39/48, 1/24, 21/24 -> 40/48, 1/24, 21/24). Of the 161 structural misses 79 are decisions, 31 scope and 51 conditional-head errors
-#: among persisted lasting rows (54 conditional errors in all, 27 each way). The conditional head's
-#: blend weight is not the issue: tree weight 0 / 0.2 / 0.3 / 0.4 / 0.5 / 0.6 / 0.8 / 1 in it, each
-#: with a cut of 0.4 to 0.6, gave 1077 to 1089 structural for weights up to 0.6 (the CV's 0.5 at 0.5:
-#: 1087) and fewer above; the misses without a condition cue are mostly writers who disagree ("any
-#: migration you write needs a down()" conditional, "mobile-app needs a clean lint run before any
-#: push" not), so no head feature was added.
-#: Eleventh pass (n14a2, 2026-12-03): w34/w35 join (23 batch groups, 1152 rows). At the tenth pass's
-#: grids, out of fold on 8 batch folds: structural 998/1152, 11/552 non-lasting persisted, persist
-#: recall 548/600 (tree weight 0.3, threshold 0.653); of the 20 batches written apart, 13 meet all
-#: three first-contact bars out of fold. Of the 154 structural misses, 79 are decisions, 26 scope and
-#: 52 conditional-head errors among persisted lasting rows. Tried on the same folds and not kept
-#: (structural of 1152 at 11/552, tree weights 0.4 / 0.5): the four item kinds of the tenth pass
-#: as recurrence kinds of the item x recurrence conjunctions (a stack fact of a named place) 1003;
-#: without the cue grammar's allowed-decision features 990 (recall 544); without the signal feature
-#: 1008 (noise); conditional char weight 4 / 16 996 / 998, conditional n-gram weight 3 996,
-#: vectors in the conditional head 1000, scope char weight 8 996, scope cue weight 2 998.
-#: Tenth pass (n14a, 2026-12-03): w28/w29 join (21 batch groups, 1056 rows). At the ninth pass's
-#: weights, out of fold on 8 batch folds: structural 892/1056, 10/504 non-lasting persisted, persist
-#: recall 492/552. Four kinds of reference join the item kinds (``admission/items.yaml``): a fact
-#: about the user's own stack stated as lasting (``stack_fact``), a situation that activates a rule
-#: (``situation_condition``), a deictic reference to a place rather than to the item at hand
-#: (``deictic_place``) and a piece of work named only by the context (``context_project``); with
-#: them, the re-chosen tree head (:data:`TREE_ROUNDS`) and the scope cue weight 1
-#: (:data:`SCOPE_WEIGHTS`) the CV gives 904/1056, 10/504, 501/552 (tree weight 0.3, threshold
-#: 0.637). The decision head's cue weight 2 was tried beside it: 899 / 896 of 1056 at tree weight 0.2
-#: / 0.3 (recall 502 / 500), so the cue weight stays 1.
-#: Ninth pass (n14a, 2026-12-02 evening): w24/w25 join (960 rows; the linear head alone at the
-#: shipped weights: 780 structural, 9/456 non-lasting persisted, 436/504 recall out of fold). The scope
-#: stage's place kinds (``admission/items.yaml``) read a project named after "in/for/on" with no
-#: comma when a clause opens after the name ("in kestrel we ...", "for lumen anything ..."), also
-#: after a sentence end, and a fronted label cut off by a plain " - " ("kestrel - every endpoint
-#: ..."): 14 development rows change, 12 of them gold project; 782 structural, scope errors among
-#: persisted lasting rows 35 -> 33 (within noise, kept as the kinds' reading is right). The tree head
-#: is documented at :data:`TREE_WEIGHTS`.
-#: Eighth pass (n14a, 2026-12-02 afternoon; w21/w22 as development data, 864 rows). With them the
-#: pooled constraint (8 of 408 non-lasting persisted out of fold) moves the threshold from 0.608 to
-#: 0.767: w21's task requests that carry "never ... again" / "always" score P(persist) 0.9-1.0.
-#: Tried on the 8 batch folds and leaving one batch out (LOBO), structural of 864 at 8/408 non-lasting
-#: persisted against the shipped 712 / 725; none kept, all within noise:
-#: - stacking the scope head's out-of-fold P(project) (inner batch-grouped 4-fold) into the decision
-#:   head (for bare project conventions, "<name> is tabs"): 713 at stack weight 1, 710 at 3; with
-#:   P(conditional) too 713 / 717 (four times the CPU of the fit);
-#: - the decision head's cue weight 2: 721 / 726; without PrefEval rows in that head: 715;
-#: - two new cue kinds (a named thing declared to follow a convention, "X is tabs", "X's on Y"; a
-#:   condition mapped to a behaviour by a sign, "weekends = no pings"): 714 / 725 (cue weight 1),
-#:   715 / 726 (cue weight 2); conditional-head errors 52 -> 51;
-#: - cue features of the first and last sentence as a block of their own (a task request beside a
-#:   lasting-sounding sentence): recall at 8/408 non-lasting 395 against 400;
-#: - conditional head alone: cue weight 0.5 / 2 / 3, char weight 4, C 0.3 / 3, vectors: 49-54 errors
-#:   of 456 against 51 (the writers disagree on "whenever ..." and on fronted labels).
-#: Operating-point rules, each applied leaving one batch out to the out-of-fold P(persist) of the
-#: other batches (17 batches; non-lasting persisted and persist recall summed over the left-out
-#: batches; batches meeting both first-contact bars, <= 1/24 and >= 22/24): pooled 1 in 50 (shipped)
-#: 10/408, 401/456, 8 of 17; pooled 1 in 100 6/408, 357/456, 6; a one-sided 80% Clopper-Pearson
-#: upper bound <= 1/50: 6/408, 386/456, 6; at most one per development batch (worst fold) 4/408,
-#: 354/456, 6; no constraint (0.5) 20/408, 425/456, 9. The conservative readings buy 4-6 fewer errors
-#: for 15-47 lasting instructions lost and meet both bars on fewer batches, so the pooled constraint
-#: stays.
-#: With w15/w17 (672 rows; n14a, 2026-12-02) the shipped weights below stay the CV's choice. Out
-#: of fold with the signal feature: scope weights (2, 3) / (1, 3) / (2, 2) / (3, 3) / (2, 4) gave
-#: 580 / 574 / 576 / 574 / 576, conditional n-gram weight 1 / 2 / 3 gave 578 / 580 / 579, decision
-#: n-gram weight 2 / 3 / 4 gave 580 / 580 / 577 (recall 326 / 327 / 323 of 360); with the widened
-#: scope kind too, C 0.5 / 1 / 2 / 3 gave 579 / 579 / 578 / 580 (noise: C stays 1); 6 of 312
-#: non-lasting persisted throughout (the constraint allows 6).
+
+
+def dev_batches() -> tuple[str, ...]:
+    """The batches written apart this fit trains on: those `fixtures/SPLITS.json` makes development
+    (after their first-contact score), in batch order (:func:`toolkit.splits.development_batches`).
+    Also the module attribute ``DEV_BATCHES``."""
+    from toolkit.paper import fixtures_dir
+    from toolkit.splits import development_batches
+
+    return development_batches(fixtures_dir() / "admission", ("admission.jsonl", "admission.gold.jsonl"))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    if name == "DEV_BATCHES":  # read from SPLITS.json when asked, not at import
+        return dev_batches()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The data rounds, newest first: the batches that joined development and the out-of-fold
+# figures then.
+# Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (43 batch
+# groups, 2112 rows), no other change. Out of fold on 8 batch folds: structural 1889/2112, non-lasting
+# persisted 20/1032, persist recall 1027/1080 (tree weight 0.3, conditional tree weight 0, threshold 0.578).
+# Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (39 batch
+# groups, 1920 rows), no other change. Out of fold on 8 batch folds: structural 1700/1920, non-lasting
+# persisted 18/936, persist recall 922/984 (tree weight 0.2, conditional tree weight 0.2, threshold 0.648).
+# Fourteenth pass (2026-12-03): w42-w49 join after their first contact (35 batch groups, 1728 rows),
+# no other change. Out of fold on 8 batch folds: structural 1519/1728, non-lasting persisted 16/840,
+# persist recall 821/888 (tree weight 0.3, conditional tree weight 0, threshold 0.648); the
+# thirteenth pass's 1344 rows gave 1156, 12/648, 640/696 (threshold 0.698).
+# Thirteenth pass (n14a4, 2026-12-03): w40/w41 join (27 batch groups, 1344 rows). At the twelfth
+# pass's method, out of fold (structural of 1344, non-lasting persisted of 648, persist recall of
+# 696): 8 batch folds 1153, 12, 636 (tree weight 0.2, conditional 0.2, threshold 0.697); leaving one
+# batch out 1163, 12, 635. The ``stack_fact`` item kind (``admission/items.yaml``) no longer reads a
+# one-letter variable ("n is 48, not 84"), a word trailing an ellipsis, a negation or hedge before
+# an imperative ("never use", "maybe use"), a question word or a quantifier ("some are ...") as the
+# place a fact is stated about: 11 development rows lose the kind. With it: 8 batch folds 1160, 12,
+# 643 (threshold 0.688); leaving one batch out 1171, 12, 644; on three other assignments of the 27
+# batches to 8 folds (round robin over a seeded permutation, seeds 1 / 2 / 3) 1163 / 1163 / 1159
+# against 1155 / 1159 / 1160 (mean of the five schemes 1163.2 against 1158.0). Batches written apart
+# meeting all three first-contact bars on the 8 batch folds: 16 of 24 against 13. Tried on the same
+# five schemes and not kept (each scheme's structural; a variant is kept when its mean beats the
+# shipped one by 2 rows or more):
+# - the kind's object side too (a quantity or a hedged measure is not a stack: no digit, "like",
+#   "about", "kind of" right after the verb; 2 more rows): 1153 / 1168 / 1160 / 1161 / 1161 (mean
+#   1160.6); the object side alone 1161 / 1164 / 1151 / 1161 / 1157 (1158.8);
+# - a condition kind for a rule stated as a mapping, a situation on the left and a behaviour on the
+#   right ("X = Y", "X -> Y", "X: always Y"; code, numbers and discourse labels excluded; 10
+#   development rows, 8 of them gold conditional) as a cue feature: 1161 / 1171 / 1162 / 1164 / 1159
+#   (1163.4; conditional-head errors 58 against 60 on the 8 batch folds, equal leaving one batch out);
+# - a kind for a repeated complaint read from its structure (a clause that reports the delivered
+#   work, not a directive, a request or the speaker's wish, ending in "again"; 29 development rows,
+#   23 of them gold persist): 1158 / 1171 / 1163 / 1165 / 1161 (1163.6); both kinds 1158 / - / 1164 /
+#   1165 / 1161; the model already reaches most of those rows through the friction kind and the
+#   sentence vectors;
+# - the kind's fix without :data:`STATED_FACT_IS_LASTING`: 1158, 12, 636 on the 8 batch folds.
+# Twelfth pass (n14a3, 2026-12-03): w38/w39 join (25 batch groups, 1248 rows). At the eleventh
+# pass's grids, out of fold on 8 batch folds: structural 1082/1248, 12/600 non-lasting persisted,
+# persist recall 592/648 (tree weight 0.3, conditional 0.5); with stated stack facts read as lasting
+# (:data:`STATED_FACT_IS_LASTING`) 1087, 12, 600 (threshold 0.662). Batches written apart meeting
+# all three first-contact bars out of fold: 14 of 22 without, 12 of 22 with (the higher threshold
+# moves the 12 non-lasting rows persisted: w18 1 -> 2, w35 0 -> 1; w38 40/48, 0/24, 19/24 -> 41/48,
+# 0/24, 20/24; w39 39/48, 1/24, 21/24 -> 40/48, 1/24, 21/24). Of the 161 structural misses 79 are decisions, 31 scope and 51 conditional-head errors
+# among persisted lasting rows (54 conditional errors in all, 27 each way). The conditional head's
+# blend weight is not the issue: tree weight 0 / 0.2 / 0.3 / 0.4 / 0.5 / 0.6 / 0.8 / 1 in it, each
+# with a cut of 0.4 to 0.6, gave 1077 to 1089 structural for weights up to 0.6 (the CV's 0.5 at 0.5:
+# 1087) and fewer above; the misses without a condition cue are mostly writers who disagree ("any
+# migration you write needs a down()" conditional, "mobile-app needs a clean lint run before any
+# push" not), so no head feature was added.
+# Eleventh pass (n14a2, 2026-12-03): w34/w35 join (23 batch groups, 1152 rows). At the tenth pass's
+# grids, out of fold on 8 batch folds: structural 998/1152, 11/552 non-lasting persisted, persist
+# recall 548/600 (tree weight 0.3, threshold 0.653); of the 20 batches written apart, 13 meet all
+# three first-contact bars out of fold. Of the 154 structural misses, 79 are decisions, 26 scope and
+# 52 conditional-head errors among persisted lasting rows. Tried on the same folds and not kept
+# (structural of 1152 at 11/552, tree weights 0.4 / 0.5): the four item kinds of the tenth pass
+# as recurrence kinds of the item x recurrence conjunctions (a stack fact of a named place) 1003;
+# without the cue grammar's allowed-decision features 990 (recall 544); without the signal feature
+# 1008 (noise); conditional char weight 4 / 16 996 / 998, conditional n-gram weight 3 996,
+# vectors in the conditional head 1000, scope char weight 8 996, scope cue weight 2 998.
+# Tenth pass (n14a, 2026-12-03): w28/w29 join (21 batch groups, 1056 rows). At the ninth pass's
+# weights, out of fold on 8 batch folds: structural 892/1056, 10/504 non-lasting persisted, persist
+# recall 492/552. Four kinds of reference join the item kinds (``admission/items.yaml``): a fact
+# about the user's own stack stated as lasting (``stack_fact``), a situation that activates a rule
+# (``situation_condition``), a deictic reference to a place rather than to the item at hand
+# (``deictic_place``) and a piece of work named only by the context (``context_project``); with
+# them, the re-chosen tree head (:data:`TREE_ROUNDS`) and the scope cue weight 1
+# (:data:`SCOPE_WEIGHTS`) the CV gives 904/1056, 10/504, 501/552 (tree weight 0.3, threshold
+# 0.637). The decision head's cue weight 2 was tried beside it: 899 / 896 of 1056 at tree weight 0.2
+# / 0.3 (recall 502 / 500), so the cue weight stays 1.
+# Ninth pass (n14a, 2026-12-02 evening): w24/w25 join (960 rows; the linear head alone at the
+# shipped weights: 780 structural, 9/456 non-lasting persisted, 436/504 recall out of fold). The scope
+# stage's place kinds (``admission/items.yaml``) read a project named after "in/for/on" with no
+# comma when a clause opens after the name ("in kestrel we ...", "for lumen anything ..."), also
+# after a sentence end, and a fronted label cut off by a plain " - " ("kestrel - every endpoint
+# ..."): 14 development rows change, 12 of them gold project; 782 structural, scope errors among
+# persisted lasting rows 35 -> 33 (within noise, kept as the kinds' reading is right). The tree head
+# is documented at :data:`TREE_WEIGHTS`.
+# Eighth pass (n14a, 2026-12-02 afternoon; w21/w22 as development data, 864 rows). With them the
+# pooled constraint (8 of 408 non-lasting persisted out of fold) moves the threshold from 0.608 to
+# 0.767: w21's task requests that carry "never ... again" / "always" score P(persist) 0.9-1.0.
+# Tried on the 8 batch folds and leaving one batch out (LOBO), structural of 864 at 8/408 non-lasting
+# persisted against the shipped 712 / 725; none kept, all within noise:
+# - stacking the scope head's out-of-fold P(project) (inner batch-grouped 4-fold) into the decision
+#   head (for bare project conventions, "<name> is tabs"): 713 at stack weight 1, 710 at 3; with
+#   P(conditional) too 713 / 717 (four times the CPU of the fit);
+# - the decision head's cue weight 2: 721 / 726; without PrefEval rows in that head: 715;
+# - two new cue kinds (a named thing declared to follow a convention, "X is tabs", "X's on Y"; a
+#   condition mapped to a behaviour by a sign, "weekends = no pings"): 714 / 725 (cue weight 1),
+#   715 / 726 (cue weight 2); conditional-head errors 52 -> 51;
+# - cue features of the first and last sentence as a block of their own (a task request beside a
+#   lasting-sounding sentence): recall at 8/408 non-lasting 395 against 400;
+# - conditional head alone: cue weight 0.5 / 2 / 3, char weight 4, C 0.3 / 3, vectors: 49-54 errors
+#   of 456 against 51 (the writers disagree on "whenever ..." and on fronted labels).
+# Operating-point rules, each applied leaving one batch out to the out-of-fold P(persist) of the
+# other batches (17 batches; non-lasting persisted and persist recall summed over the left-out
+# batches; batches meeting both first-contact bars, <= 1/24 and >= 22/24): pooled 1 in 50 (shipped)
+# 10/408, 401/456, 8 of 17; pooled 1 in 100 6/408, 357/456, 6; a one-sided 80% Clopper-Pearson
+# upper bound <= 1/50: 6/408, 386/456, 6; at most one per development batch (worst fold) 4/408,
+# 354/456, 6; no constraint (0.5) 20/408, 425/456, 9. The conservative readings buy 4-6 fewer errors
+# for 15-47 lasting instructions lost and meet both bars on fewer batches, so the pooled constraint
+# stays.
+# With w15/w17 (672 rows; n14a, 2026-12-02) the shipped weights below stay the CV's choice. Out
+# of fold with the signal feature: scope weights (2, 3) / (1, 3) / (2, 2) / (3, 3) / (2, 4) gave
+# 580 / 574 / 576 / 574 / 576, conditional n-gram weight 1 / 2 / 3 gave 578 / 580 / 579, decision
+# n-gram weight 2 / 3 / 4 gave 580 / 580 / 577 (recall 326 / 327 / 323 of 360); with the widened
+# scope kind too, C 0.5 / 1 / 2 / 3 gave 579 / 579 / 578 / 580 (noise: C stays 1); 6 of 312
+# non-lasting persisted throughout (the constraint allows 6).
 #: the grid the shipped fit searches by grouped CV. On this development data the earlier grid
 #: (C {1, 3} x cue weight {1, 2} x n-gram weight {0, 2}) chose C=1, cue weight 1, n-gram weight 2;
 #: C 0.1 and 0.3, cue weight 2 with n-gram weight 1, and vectors in the conditional head (or none
@@ -843,7 +843,7 @@ def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
             w.append(1.0)
             scored.append(True)
         used.append(f"fixtures/admission/{split}.jsonl ({len(recs)})")
-    for batch in DEV_BATCHES:
+    for batch in dev_batches():
         b = fixtures_dir() / "admission" / batch
         for name in ("admission.jsonl", "admission.gold.jsonl"):
             require_role(b / name, "fit")

@@ -457,40 +457,38 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
     return c, tgt
 
 
-#: development batches written apart, scored once at first contact, development since
-DEV_BATCHES: tuple[str, ...] = ("firstcontact/w1", "firstcontact/w2", "firstcontact/w6",
-                                 "firstcontact/w7", "firstcontact/w9", "firstcontact/w10",
-                                 "firstcontact/w12", "firstcontact/w13",
-                                 "firstcontact/w15", "firstcontact/w17",
-                                 "firstcontact/w18", "firstcontact/w20",
-                                 "firstcontact/w21", "firstcontact/w22",
-                                 "firstcontact/w25", "firstcontact/w27",
-                                 "firstcontact/w28", "firstcontact/w29",
-                                 "firstcontact/w34", "firstcontact/w35",
-                                 "firstcontact/w38", "firstcontact/w39",
-                                 "firstcontact/w40", "firstcontact/w41",
-                                 "firstcontact/w42", "firstcontact/w43",
-                                 "firstcontact/w44", "firstcontact/w45",
-                                 "firstcontact/w46", "firstcontact/w47",
-                                 "firstcontact/w48", "firstcontact/w49",
-                                 "firstcontact/w50", "firstcontact/w51",
-                                 "firstcontact/w52", "firstcontact/w53",
-                                 "firstcontact/w54", "firstcontact/w55",
-                                 "firstcontact/w56", "firstcontact/w57")
-#: Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (1520 scored
-#: cases), no other change. Out of fold: decision 1158/1520, decision+target 1087/1520, unknown 270
-#: (abstention below P(right) 0.613); written ~60-rule libraries 306/273 of 480, 142 unknown.
-#: Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (1376 scored
-#: cases), no other change. Out of fold: decision 1090/1376, decision+target 1005/1376, unknown 183
-#: (abstention below P(right) 0.535); written ~60-rule libraries 287/248 of 432, 105 unknown.
-#: Fourteenth pass (2026-12-03): w44-w49 join after their first contact (1232 scored cases), no other
-#: change. Out of fold on 8 batch folds: decision 998/1232, decision+target 911/1232, unknown 136
-#: (abstention below P(right) 0.483); with the thirteenth pass's 1016 cases 834, 757, 92 (0.464).
+def dev_batches() -> tuple[str, ...]:
+    """The batches written apart this fit trains on: those `fixtures/SPLITS.json` makes development
+    (after their first-contact score), in batch order (:func:`toolkit.splits.development_batches`).
+    Also the module attribute ``DEV_BATCHES``."""
+    from toolkit.paper import fixtures_dir
+    from toolkit.splits import development_batches
+
+    return development_batches(fixtures_dir() / "resolution", ("resolution.jsonl", "resolution.gold.jsonl"))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    if name == "DEV_BATCHES":  # read from SPLITS.json when asked, not at import
+        return dev_batches()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The data rounds, newest first: the batches that joined development and the out-of-fold
+# figures then.
+# Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (1520 scored
+# cases), no other change. Out of fold: decision 1158/1520, decision+target 1087/1520, unknown 270
+# (abstention below P(right) 0.613); written ~60-rule libraries 306/273 of 480, 142 unknown.
+# Fourteenth pass, second data round (2026-12-03): w50-w53 join after their first contact (1376 scored
+# cases), no other change. Out of fold: decision 1090/1376, decision+target 1005/1376, unknown 183
+# (abstention below P(right) 0.535); written ~60-rule libraries 287/248 of 432, 105 unknown.
+# Fourteenth pass (2026-12-03): w44-w49 join after their first contact (1232 scored cases), no other
+# change. Out of fold on 8 batch folds: decision 998/1232, decision+target 911/1232, unknown 136
+# (abstention below P(right) 0.483); with the thirteenth pass's 1016 cases 834, 757, 92 (0.464).
 
 
 def development_cases(grow: bool = True) -> list[Case]:
     """Development cases: ``dev`` and ``dev2`` (in their own libraries and grown to 60 rules with
-    related distractors) and the batches in :data:`DEV_BATCHES` (small and ~60-rule libraries as
+    related distractors) and the batches of :func:`dev_batches` (small and ~60-rule libraries as
     written). Every file goes through ``require_role(path, "fit")``; held-out is never read."""
     from toolkit.datasets.jsonl import read_jsonl
     from toolkit.paper import fixtures_dir
@@ -515,7 +513,7 @@ def development_cases(grow: bool = True) -> list[Case]:
             if grow:
                 out.append(Case(grow_library(r, 60, 0, seed=0, pool=pool), c, t, key, f"{name}:{r.id}",
                                 grown=True))
-    for name in DEV_BATCHES:
+    for name in dev_batches():
         b = d / name
         require_role(b / "resolution.jsonl", "fit")
         require_role(b / "resolution.gold.jsonl", "fit")
@@ -957,7 +955,7 @@ def _training_files() -> list[Path]:
 
     d = fixtures_dir() / "resolution"
     files = [d / f"{n}{s}" for n in DEV_CASES for s in (".jsonl", "_gold.jsonl")]
-    files += [d / b / f for b in DEV_BATCHES for f in ("resolution.jsonl", "resolution.gold.jsonl")]
+    files += [d / b / f for b in dev_batches() for f in ("resolution.jsonl", "resolution.gold.jsonl")]
     return files
 
 
