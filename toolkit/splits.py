@@ -100,18 +100,32 @@ def role_of(path: Path | str) -> Role | None:
     return entry.role if entry else None
 
 
-def development_batches(folder: Path, files: tuple[str, ...]) -> tuple[str, ...]:
-    """``firstcontact/<batch>`` for each batch under ``folder/firstcontact`` whose ``files`` all have
-    the role development, in batch-number order (w1, w2, w6, ..., w10, ...).
+def development_batches(kind: str) -> tuple[str, ...]:
+    """``firstcontact/<batch>`` for each batch under ``fixtures/<kind>/firstcontact`` whose
+    ``<kind>.jsonl`` and ``<kind>.gold.jsonl`` both have the role development, in batch-number
+    order (w1, w2, w6, ..., w10, ...).
 
     The batches written apart that a fit may train on: each was scored once at first contact, and
     `SPLITS.json` gives it the role development only after that, so this list follows SPLITS.json
     instead of being kept by hand beside it."""
-    root = Path(folder) / "firstcontact"
+    root = REPO_ROOT / "fixtures" / kind / "firstcontact"
+    files = (f"{kind}.jsonl", f"{kind}.gold.jsonl")
     names = [b.name for b in root.iterdir() if b.is_dir()
              and all(role_of(b / f) == "development" for f in files)] if root.is_dir() else []
     number = lambda n: (int(d.group()) if (d := re.search(r"\d+", n)) else 1 << 30, n)  # noqa: E731
     return tuple(f"firstcontact/{n}" for n in sorted(names, key=number))
+
+
+def batches_attribute(kind: str, name: str = "DEV_BATCHES"):  # noqa: ANN201 - a module __getattr__
+    """A module ``__getattr__`` that answers ``name`` with :func:`development_batches` (``kind``) when
+    asked, so a module can offer its training batches as a constant without reading SPLITS.json at
+    import."""
+    def __getattr__(attr: str) -> tuple[str, ...]:
+        if attr == name:
+            return development_batches(kind)
+        raise AttributeError(f"module has no attribute {attr!r}")
+
+    return __getattr__
 
 
 def require_role(path: Path | str, purpose: Purpose) -> Role | None:

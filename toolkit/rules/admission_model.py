@@ -33,6 +33,7 @@ from sklearn.utils import check_random_state
 
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
 from toolkit.rules.cues import parse_cues
+from toolkit.splits import batches_attribute, development_batches
 from toolkit.text import load_table
 
 DECISIONS: tuple[str, ...] = ("persist", "task_local", "defer")
@@ -587,19 +588,12 @@ DEV_SPLITS: tuple[str, ...] = ("dev", "dev2", "dev3")
 
 
 def dev_batches() -> tuple[str, ...]:
-    """The batches written apart this fit trains on: those `fixtures/SPLITS.json` makes development
-    (after their first-contact score), in batch order (:func:`toolkit.splits.development_batches`).
-    Also the module attribute ``DEV_BATCHES``."""
-    from toolkit.paper import fixtures_dir
-    from toolkit.splits import development_batches
-
-    return development_batches(fixtures_dir() / "admission", ("admission.jsonl", "admission.gold.jsonl"))
+    """The batches written apart this fit trains on (:func:`toolkit.splits.development_batches`)."""
+    return development_batches("admission")
 
 
-def __getattr__(name: str) -> tuple[str, ...]:
-    if name == "DEV_BATCHES":  # read from SPLITS.json when asked, not at import
-        return dev_batches()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the same, as a module attribute read when asked (``DEV_BATCHES``), not at import
+__getattr__ = batches_attribute("admission")
 
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold

@@ -54,6 +54,7 @@ from toolkit.records import ResolutionInput
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
 from toolkit.rules.resolution_cues import segment_cues, split_segments
 from toolkit.rules.resolution_pairs import PAIR_COLUMNS, pair_matrix, top_features
+from toolkit.splits import batches_attribute, development_batches
 from toolkit.text import load_table
 
 OP_CLASSES: tuple[str, ...] = ("reuse", "revise", "replace", "retract", "add", "none", "multi")
@@ -458,19 +459,12 @@ def _gold_class(updates: Sequence) -> tuple[str, str | None]:
 
 
 def dev_batches() -> tuple[str, ...]:
-    """The batches written apart this fit trains on: those `fixtures/SPLITS.json` makes development
-    (after their first-contact score), in batch order (:func:`toolkit.splits.development_batches`).
-    Also the module attribute ``DEV_BATCHES``."""
-    from toolkit.paper import fixtures_dir
-    from toolkit.splits import development_batches
-
-    return development_batches(fixtures_dir() / "resolution", ("resolution.jsonl", "resolution.gold.jsonl"))
+    """The batches written apart this fit trains on (:func:`toolkit.splits.development_batches`)."""
+    return development_batches("resolution")
 
 
-def __getattr__(name: str) -> tuple[str, ...]:
-    if name == "DEV_BATCHES":  # read from SPLITS.json when asked, not at import
-        return dev_batches()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the same, as a module attribute read when asked (``DEV_BATCHES``), not at import
+__getattr__ = batches_attribute("resolution")
 
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
