@@ -598,6 +598,9 @@ __getattr__ = batches_attribute("admission")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Sixteenth pass, fourth data round (2026-12-03): w58-w61 join after their first contact (47 batch
+# groups, 2304 rows), no other change. Out of fold on 8 batch folds: structural 2061/2304, non-lasting
+# persisted 22/1128, persist recall 1112/1176 (tree weight 0.3, conditional tree weight 0.2, threshold 0.606).
 # Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (43 batch
 # groups, 2112 rows), no other change. Out of fold on 8 batch folds: structural 1889/2112, non-lasting
 # persisted 20/1032, persist recall 1027/1080 (tree weight 0.3, conditional tree weight 0, threshold 0.578).

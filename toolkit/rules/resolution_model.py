@@ -469,6 +469,9 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Sixteenth pass, fourth data round (2026-12-03): w58-w61 join after their first contact (1664 scored
+# cases), no other change. Out of fold: decision 1331/1664, decision+target 1216/1664, unknown 229
+# (abstention below P(right) 0.565); written ~60-rule libraries 373/318 of 528, 120 unknown.
 # Fifteenth pass, third data round (2026-12-03): w54-w57 join after their first contact (1520 scored
 # cases), no other change. Out of fold: decision 1158/1520, decision+target 1087/1520, unknown 270
 # (abstention below P(right) 0.613); written ~60-rule libraries 306/273 of 480, 142 unknown.
