@@ -389,7 +389,8 @@ def test_a_removal_imperative_its_rule_also_asks_for_is_not_a_retraction() -> No
 
 
 def test_roles_table_shows_an_unscored_malformed_batch_and_sorts_batches_naturally() -> None:
-    from toolkit.diagnostics.resolution import natural_key, unscored_row
+    from toolkit.diagnostics._firstcontact import natural_key
+    from toolkit.diagnostics.resolution import unscored_row
     from toolkit.paper import fixtures_dir
 
     w24 = fixtures_dir() / "resolution" / "firstcontact" / "w24"
@@ -398,8 +399,18 @@ def test_roles_table_shows_an_unscored_malformed_batch_and_sorts_batches_natural
     assert row["role"] == "first-contact" and row["n"] == 24 and row["decision"] == "-"
     assert row["recorded"].startswith("malformed, not scored: ")
     assert "resolution.jsonl:13 library." in row["recorded"] and "scope" in row["recorded"]
+    assert row["unknown"] == "-"  # the table's one missing-value marker, not None / NaN
     assert sorted(["firstcontact/w10", "firstcontact/w2", "firstcontact/w1"], key=natural_key) == [
         "firstcontact/w1", "firstcontact/w2", "firstcontact/w10"]
+    # both roles tables list the shipped batches in that order (w2 before w10)
+    from types import SimpleNamespace
+
+    from toolkit.diagnostics._firstcontact import all_batches
+
+    for kind in ("admission", "resolution"):
+        names = [b.name for b in all_batches(SimpleNamespace(options={}), kind, f"{kind}.jsonl",
+                                             fixtures_dir())]
+        assert names == sorted(names, key=natural_key) and names.index("w2") < names.index("w10")
 
 
 def test_a_target_case_of_weight_zero_is_a_case_left_out() -> None:

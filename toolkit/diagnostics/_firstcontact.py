@@ -10,6 +10,7 @@ row in every report is read from that record: the first-contact score is never r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -193,12 +194,18 @@ def requested_batches(ctx: Any, kind: str, marker: str) -> list[Path]:
     return [Path(d).resolve() for d in dirs if (Path(d) / marker).exists()]
 
 
+def natural_key(path: Any) -> tuple:
+    """Sort key reading the digits in a batch's name as a number (w2 before w10)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path)))
+
+
 def all_batches(ctx: Any, kind: str, marker: str, root: Path) -> list[Path]:
-    """Requested batches plus the shipped ones under ``fixtures/<kind>/firstcontact``."""
+    """Requested batches plus the shipped ones under ``fixtures/<kind>/firstcontact``, in
+    natural order (w2 before w10), so the roles tables list them as people count them."""
     seen: dict[str, Path] = {}
     for b in [*first_contact_batches(kind, root), *requested_batches(ctx, kind, marker)]:
         seen.setdefault(str(b.resolve()), b.resolve())
-    return list(seen.values())
+    return sorted(seen.values(), key=natural_key)
 
 
 def batch_label(batch: Path) -> str:

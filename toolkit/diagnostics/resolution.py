@@ -132,13 +132,6 @@ def _headline(df: pd.DataFrame, model: str) -> list[dict[str, Any]]:
     return out
 
 
-def natural_key(path: Any) -> tuple:
-    """Sort key reading the digits in a batch's name as a number (w2 before w10)."""
-    import re
-
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path)))
-
-
 def unscored_row(batch: Any) -> dict[str, Any]:
     """The roles row of a first-contact batch with no first-contact record: ``malformed`` with
     the validator's first complaint (the scorer refuses such a file), or awaiting its one score."""
@@ -159,7 +152,7 @@ def unscored_row(batch: Any) -> dict[str, Any]:
 
         status = f"malformed, not scored: {first.replace(str(REPO_ROOT) + '/', '')}"
     return {"role": "first-contact", "data": fc.batch_label(Path(batch)), "libraries": "-",
-            "n": n, "decision": "-", "decision_target": "-", "unknown": None,
+            "n": n, "decision": "-", "decision_target": "-", "unknown": "-",
             "recorded": status}
 
 
@@ -222,8 +215,7 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
         s = fc.resolution_scores(allr, outputs(f"roles-{name}-{tag}", allr), g2)
         rows += fc.resolution_role_rows(role, f"fixtures/resolution/{name}.jsonl ({note})", s,
                                         recorded=None)
-    for batch in sorted(fc.all_batches(ctx, "resolution", "resolution.jsonl", fixtures_dir()),
-                        key=natural_key):
+    for batch in fc.all_batches(ctx, "resolution", "resolution.jsonl", fixtures_dir()):
         requested = batch in fc.requested_batches(ctx, "resolution", "resolution.jsonl")
         if fc.first_contact_of(batch) is None and not requested:
             # a batch never scored: shown with the reason (a malformed file is refused by the
@@ -243,7 +235,9 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
                  for g in ("small", "large") if rec["scores"][g]["n"]]
         text.append(f"First contact {label} (scored once on {rec['date']}, commit "
                     f"{rec['commit'][:12]}): " + "; ".join(parts) + ".")
-    return pd.DataFrame(rows), text
+    # one missing-value marker, "-" (as in an unscored batch's cells), and counts shown as integers:
+    # a development or held-out row has no first-contact record
+    return pd.DataFrame(rows).fillna({"recorded": "-"}), text
 
 
 def run(ctx: RunContext) -> Result:
