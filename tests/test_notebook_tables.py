@@ -1,0 +1,61 @@
+"""Every table a notebook shows marks a missing value one way: ``toolkit.viz.MISSING``.
+
+pandas prints a missing float as ``NaN``, a missing nullable integer as ``<NA>`` and a missing
+object as ``None``, so one table could show two or three markers for "no value" (and integer
+counts as floats beside them). Notebooks show tables through :func:`toolkit.viz.readable`; this
+test reads the stored outputs of every notebook and fails on a table that shows ``NaN`` or
+``<NA>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+#: pandas' own markers for a missing value, as whole words of a table's text
+PANDAS_MISSING = re.compile(r"(?<![\w<])(NaN|<NA>)(?![\w>])")
+
+
+def table_problems(nb_path: Path) -> list[str]:
+    """Cells whose stored table (an output with an HTML table) prints NaN or <NA>."""
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    problems = []
+    for i, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "<table" not in "".join(data.get("text/html", "")):
+                continue
+            found = sorted(set(PANDAS_MISSING.findall("".join(data.get("text/plain", "")))))
+            if found:
+                problems.append(f"cell {i}: a table shows {' and '.join(found)}")
+    return problems
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_tables_show_one_missing_value_marker(nb_path: Path) -> None:
+    assert table_problems(nb_path) == []
+
+
+def test_checker_catches_pandas_missing_markers(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from toolkit.viz import MISSING, readable
+
+    df = pd.DataFrame({"k": [1, None], "n": pd.array([3, None], dtype="Int64"), "s": ["a", None]})
+
+    def notebook(frame: pd.DataFrame) -> Path:
+        nb = {"cells": [{"cell_type": "code", "source": ["df"], "metadata": {}, "outputs": [
+            {"output_type": "execute_result", "metadata": {},
+             "data": {"text/plain": [repr(frame)], "text/html": [frame.to_html()]}}]}]}
+        path = tmp_path / "t.ipynb"
+        path.write_text(json.dumps(nb), encoding="utf-8")
+        return path
+
+    assert table_problems(notebook(df)) == ["cell 0: a table shows <NA> and NaN"]
+    shown = readable(df)
+    assert table_problems(notebook(shown)) == []
+    assert list(shown["k"]) == [1, MISSING] and list(shown["s"]) == ["a", MISSING]
