@@ -66,9 +66,14 @@ def load_splits(path: Path = SPLITS_PATH) -> dict[str, SplitEntry]:
 
     Parsed once per version of the file (its path, size and modification time): a fit checks the
     role of every training file (:func:`require_role`), and the file lists hundreds of entries."""
+    return dict(_current_splits(path))
+
+
+def _current_splits(path: Path = SPLITS_PATH) -> dict[str, SplitEntry]:
+    """The cached parse of the file as it is now (shared: callers must not change it)."""
     p = Path(path)
     st = p.stat()
-    return dict(_parsed_splits(str(p.resolve()), st.st_size, st.st_mtime_ns))
+    return _parsed_splits(str(p.resolve()), st.st_size, st.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=4)
@@ -96,8 +101,13 @@ def role_of(path: Path | str) -> Role | None:
     rel = _relative(path)
     if rel is None or not SPLITS_PATH.exists():
         return None
-    entry = load_splits().get(rel)
+    entry = _current_splits().get(rel)  # no copy of the whole mapping per file asked about
     return entry.role if entry else None
+
+
+def natural_key(name: object) -> tuple:
+    """Sort key reading the digits in a batch's name (or path) as numbers: w2 before w10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(name)))
 
 
 def development_batches(kind: str) -> tuple[str, ...]:
@@ -112,8 +122,7 @@ def development_batches(kind: str) -> tuple[str, ...]:
     files = (f"{kind}.jsonl", f"{kind}.gold.jsonl")
     names = [b.name for b in root.iterdir() if b.is_dir()
              and all(role_of(b / f) == "development" for f in files)] if root.is_dir() else []
-    number = lambda n: (int(d.group()) if (d := re.search(r"\d+", n)) else 1 << 30, n)  # noqa: E731
-    return tuple(f"firstcontact/{n}" for n in sorted(names, key=number))
+    return tuple(f"firstcontact/{n}" for n in sorted(names, key=natural_key))
 
 
 def batches_attribute(kind: str, name: str = "DEV_BATCHES"):  # noqa: ANN201 - a module __getattr__

@@ -10,7 +10,6 @@ row in every report is read from that record: the first-contact score is never r
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,7 +24,7 @@ from toolkit.metrics import bootstrap_ci, wilson_ci
 from toolkit.records import AdmissionInput, ResolutionInput, ResolutionOutput, Update
 from toolkit.rules.admission_eval import score_rows, summary_counts
 from toolkit.rules.resolution_eval import ResolutionGold, decision_correct, target_correct
-from toolkit.splits import first_contact_of, record_first_contact
+from toolkit.splits import first_contact_of, natural_key, record_first_contact
 
 #: libraries with more rules than this count as "large" in the resolution rows
 SMALL_LIBRARY = 10
@@ -192,11 +191,6 @@ def requested_batches(ctx: Any, kind: str, marker: str) -> list[Path]:
     if isinstance(dirs, str):
         dirs = [d for d in dirs.split(",") if d]
     return [Path(d).resolve() for d in dirs if (Path(d) / marker).exists()]
-
-
-def natural_key(path: Any) -> tuple:
-    """Sort key reading the digits in a batch's name as a number (w2 before w10)."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path)))
 
 
 def all_batches(ctx: Any, kind: str, marker: str, root: Path) -> list[Path]:
