@@ -598,6 +598,9 @@ __getattr__ = batches_attribute("admission")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Seventeenth pass, fifth data round (2026-12-04): w62-w65 join after their first contact (51 batch
+# groups, 2496 rows), no other change. Out of fold on 8 batch folds: structural 2254/2496, non-lasting
+# persisted 24/1224, persist recall 1207/1272 (tree weight 0.3, conditional tree weight 0.2, threshold 0.616).
 # Sixteenth pass, fourth data round (2026-12-03): w58-w61 join after their first contact (47 batch
 # groups, 2304 rows), no other change. Out of fold on 8 batch folds: structural 2061/2304, non-lasting
 # persisted 22/1128, persist recall 1112/1176 (tree weight 0.3, conditional tree weight 0.2, threshold 0.606).

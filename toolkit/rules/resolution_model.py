@@ -469,6 +469,10 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Seventeenth pass, fifth data round (2026-12-04): w62-w65 join after their first contact (1808 scored
+# cases), no other change. Out of fold: decision 1594/1808, decision+target 1409/1808, unknown 76
+# (abstention below P(right) 0.286: the operating point fell by half with the data, so far fewer
+# unknowns and more wrong answers, 323 against 219); written ~60-rule libraries 487/385 of 576, 41 unknown.
 # Sixteenth pass, fourth data round (2026-12-03): w58-w61 join after their first contact (1664 scored
 # cases), no other change. Out of fold: decision 1331/1664, decision+target 1216/1664, unknown 229
 # (abstention below P(right) 0.565); written ~60-rule libraries 373/318 of 528, 120 unknown.
