@@ -104,30 +104,24 @@ def test_core_budget_runs_tasks_here_beside_another_diagnostic_and_on_workers_al
     _stop_idle_loky_workers()
 
 
-def test_schedule_starts_the_longest_expected_first_and_the_elastic_ones_last(tmp_path):
+def test_schedule_starts_the_longest_expected_first(tmp_path):
     """Longest processing time first: a diagnostic's last complete run under the output folder
-    wins over the table, the table orders the rest, an unknown name counts 60 s; the elastic ones
-    (the gating sweep, which takes the cores the others leave free) start after all of them, so
-    on a cold clone protocol and fidelity start at once and gating ends alone on both cores."""
+    wins over the table, the table orders the rest, an unknown name counts 60 s; so on a cold
+    clone gating starts at once and the shortest ones are left to fill the ends."""
     import json
 
     from toolkit._progress import EXPECTED_S
     from toolkit.cli import _schedule
-    from toolkit.diagnostics import ELASTIC
 
-    assert ELASTIC == {"gating"}
     names = ["tour", "utility", "gating", "resolution", "selection", "fidelity", "custom"]
     cold = _schedule(names, tmp_path)
-    assert cold[0] == "fidelity" and cold[-2:] == ["resolution", "gating"]
-    assert [n for n in cold if n not in ("custom", "gating")] == sorted(
-        (n for n in names if n not in ("custom", "gating")), key=lambda n: -EXPECTED_S[n])
+    assert cold[0] == "gating" and cold[-1] == "resolution"
+    assert [n for n in cold if n != "custom"] == sorted(
+        (n for n in names if n != "custom"), key=lambda n: -EXPECTED_S[n])
     assert cold.index("fidelity") < cold.index("custom") < cold.index("tour")  # 243 > 60 > 28
     (tmp_path / "tour").mkdir()
     (tmp_path / "tour" / "manifest.json").write_text(json.dumps({"status": "complete", "elapsed_s": 900}))
-    (tmp_path / "resolution").mkdir()
-    (tmp_path / "resolution" / "manifest.json").write_text(json.dumps({"status": "failed", "elapsed_s": 999}))
     (tmp_path / "gating").mkdir()
-    (tmp_path / "gating" / "manifest.json").write_text(json.dumps({"status": "complete", "elapsed_s": 5000}))
+    (tmp_path / "gating" / "manifest.json").write_text(json.dumps({"status": "failed", "elapsed_s": 1}))
     warm = _schedule(names, tmp_path)
-    assert warm[0] == "tour"  # a measured run counts
-    assert warm[-2:] == ["resolution", "gating"]  # a failed one does not; elastic stays last
+    assert warm[:2] == ["tour", "gating"]  # a measured run counts; a failed one does not

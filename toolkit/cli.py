@@ -494,7 +494,7 @@ def _stop_idle_loky_workers() -> None:
 
 def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Path | None,
                         options: dict, jobs: int) -> None:
-    """Diagnostics side by side in ``jobs`` worker processes, in :func:`_schedule`'s order.
+    """Diagnostics side by side in ``jobs`` worker processes, the longest expected first.
 
     Diagnostics share nothing but the response cache (SQLite, safe across processes) and each
     writes only its own folder, so the files are those of a one-by-one run; the tables are
@@ -537,15 +537,11 @@ def _reproduce_parallel(names: list[str], args: argparse.Namespace, data_dir: Pa
 
 def _schedule(names: list[str], out: Path) -> list[str]:
     """The order ``--jobs N`` starts ``names`` in: longest expected first (each diagnostic's last
-    complete run under ``out``, else :data:`toolkit._progress.EXPECTED_S`, else 60 s), except that
-    the elastic ones (:data:`toolkit.diagnostics.ELASTIC`, the gating sweep) come after all the
-    others. On 2 cores the gating sweep started first ran on one core beside protocol and then
-    fidelity, which ended about 90 s after it (8 min 55 s in all, 2026-12-04); started last, it
-    begins on the core the short diagnostics free and takes both when the others are done."""
+    complete run under ``out``, else :data:`toolkit._progress.EXPECTED_S`, else 60 s), so that on
+    2 cores the longest one (gating) starts at once and the short ones fill the ends (LPT)."""
     from toolkit._progress import EXPECTED_S
-    from toolkit.diagnostics import ELASTIC
 
-    return sorted(names, key=lambda n: (n in ELASTIC, -(_last_elapsed(out / n) or EXPECTED_S.get(n, 60.0))))
+    return sorted(names, key=lambda n: -(_last_elapsed(out / n) or EXPECTED_S.get(n, 60.0)))
 
 
 def _last_elapsed(out_dir: Path) -> float | None:

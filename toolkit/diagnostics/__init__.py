@@ -26,11 +26,6 @@ REGISTRY: dict[str, str] = {
     "selection": "toolkit.diagnostics.selection:run",
 }
 
-#: diagnostics that spread their own work over the cores the others leave free
-#: (:mod:`toolkit._cores`): ``prefmem reproduce --jobs N`` starts them after the others, so that
-#: they end alone on every core instead of running on one beside them from the start
-ELASTIC: frozenset[str] = frozenset({"gating"})
-
 
 def available() -> list[str]:
     """Registered diagnostics whose module exists, in registry order."""
@@ -42,4 +37,4 @@ def get(name: str) -> Callable:
     return getattr(importlib.import_module(mod), fn)
 
 
-__all__ = ["ELASTIC", "REGISTRY", "Result", "available", "compare_rows", "get", "markdown_table"]
+__all__ = ["REGISTRY", "Result", "available", "compare_rows", "get", "markdown_table"]
