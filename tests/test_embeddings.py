@@ -317,3 +317,20 @@ def test_the_numpy_forward_pass_is_sentence_transformers_in_float64():
         ref = model.encode([texts[i] for i in idx], batch_size=len(idx), convert_to_numpy=True,
                            normalize_embeddings=False, show_progress_bar=False)
         assert np.abs(ours - ref).max() < 1e-13
+
+
+def test_a_model_folder_the_numpy_pass_does_not_support_is_refused(tmp_path):
+    """A folder with the right weights but another activation is refused with a clear error,
+    not computed wrongly."""
+    from toolkit.llm._minilm import load_encoder, packaged_model_dir
+
+    src = packaged_model_dir()
+    folder = tmp_path / "model"
+    (folder / "1_Pooling").mkdir(parents=True)
+    for f in ("model.safetensors", "tokenizer.json", "sentence_bert_config.json"):
+        (folder / f).symlink_to(src / f)
+    (folder / "1_Pooling" / "config.json").symlink_to(src / "1_Pooling" / "config.json")
+    cfg = json.loads((src / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**cfg, "hidden_act": "relu"}))
+    with pytest.raises(EmbedderError, match="not a mean-pooled BERT with exact GELU"):
+        load_encoder(folder)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -49,10 +48,10 @@ class BertEncoder:
         self.max_seq_length = int(st["max_seq_length"])
         raw = load_file(str(folder / "model.safetensors"))
         w = {k.removeprefix("bert."): v.astype(np.float64) for k, v in raw.items()}
-        self._w = w
         # dense layers as (in, out) matrices, so that x @ W is the layer (torch stores (out, in))
-        self._dense = {k: np.ascontiguousarray(v.T) for k, v in w.items()
-                       if k.endswith(".weight") and v.ndim == 2 and "embeddings" not in k}
+        self._dense = {k: np.ascontiguousarray(w.pop(k).T) for k in list(w)
+                       if k.startswith("encoder.") and k.endswith(".weight") and w[k].ndim == 2}
+        self._w = w  # embeddings, biases, layer norms
         tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tok.enable_truncation(max_length=self.max_seq_length)
         tok.no_padding()
@@ -112,6 +111,3 @@ class BertEncoder:
         pooled = x.reshape(B, L, H).mean(axis=1)
         norm = np.sqrt((pooled * pooled).sum(axis=1, keepdims=True))
         return pooled / np.maximum(norm, 1e-12)
-
-    def describe(self) -> dict[str, Any]:
-        return {"layers": self.layers, "heads": self.heads, "max_seq_length": self.max_seq_length}

@@ -77,6 +77,8 @@ def load_encoder(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
             except ImportError as exc:
                 raise EmbedderError(f"embedder 'minilm' needs tokenizers, safetensors and torch "
                                     f"({exc}): {INSTALL_HINT}") from None
+            except ValueError as exc:  # a model folder the NumPy pass does not support
+                raise EmbedderError(str(exc)) from None
             _MODELS[key] = enc
         return enc
 
