@@ -16,10 +16,10 @@ def _dec(text: str) -> tuple[str, str | None, bool]:
 @pytest.mark.parametrize("text", [
     "Why does the nightly job always time out?",
     # fifteenth pass, third data round (threshold 0.648 -> 0.578 by the same CV): P(persist) 0.70, so
-    # persisted; the signal detector's "information question" is a feature of the learned admitter, not
-    # a gate, and the fit now weighs it less than "this repo". Failing until the method improves.
-    pytest.param("Which linter config does this repo use?", marks=pytest.mark.xfail(
-        strict=True, reason="third data round: an information question naming the repo persisted")),
+    # persisted, a strict xfail (the signal detector's "information question" is a feature of the
+    # learned admitter, not a gate); not persisted again after the seventeenth pass's fifth data round
+    # (w62-w65 as development data, threshold 0.616), so an ordinary test again.
+    "Which linter config does this repo use?",
     "What's the point of the adapter class again?",
     "cheers, that's exactly what I needed",
     "Every time I open the dashboard, it freezes.",
