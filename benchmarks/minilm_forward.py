@@ -102,9 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(_measure(args.texts)))
         return 0
-    from toolkit._blas import AVX512_FLAGS, _cpu_flags
-
-    kernels = ["Haswell"] + (["SkylakeX"] if AVX512_FLAGS <= _cpu_flags() else [])
+    flags = next((ln.partition(":")[2].split() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                  if ln.startswith("flags")), []) if Path("/proc/cpuinfo").exists() else []
+    avx512 = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= set(flags)
+    kernels = ["Haswell"] + (["SkylakeX"] if avx512 else [])
     rows = []
     for k in kernels:
         env = {**os.environ, "OPENBLAS_CORETYPE": k, "HF_HUB_OFFLINE": "1"}

@@ -582,9 +582,6 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from toolkit._blas import prefer_avx512_kernels
-
-    prefer_avx512_kernels()  # before anything loads NumPy; see toolkit._blas
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.verb:
