@@ -75,7 +75,7 @@ class BertEncoder:
 
     def encode_ids(self, ids: np.ndarray) -> np.ndarray:
         """(B, L) token ids, all of one length, to (B, hidden) unit vectors in float64."""
-        import torch
+        from torch import erf, from_numpy
 
         ids = np.asarray(ids, dtype=np.int64)
         B, L = ids.shape
@@ -86,12 +86,12 @@ class BertEncoder:
         H = x.shape[1]
         h, dh = self.heads, H // self.heads
         scale = 1.0 / np.sqrt(dh)
+
+        def heads(t: np.ndarray) -> np.ndarray:
+            return t.reshape(B, L, h, dh).transpose(0, 2, 1, 3)
+
         for i in range(self.layers):
             p = f"encoder.layer.{i}"
-
-            def heads(t: np.ndarray) -> np.ndarray:
-                return t.reshape(B, L, h, dh).transpose(0, 2, 1, 3)
-
             q = heads(self._linear(x, f"{p}.attention.self.query"))
             k = heads(self._linear(x, f"{p}.attention.self.key"))
             v = heads(self._linear(x, f"{p}.attention.self.value"))
@@ -104,7 +104,7 @@ class BertEncoder:
             u = self._linear(x, f"{p}.intermediate.dense")
             # exact GELU, u * Phi(u); torch's float64 erf is vectorised (three times SciPy's speed)
             g = u * (1.0 / np.sqrt(2.0))
-            torch.erf(torch.from_numpy(g), out=torch.from_numpy(g))
+            erf(from_numpy(g), out=from_numpy(g))
             g += 1.0
             g *= 0.5
             u *= g

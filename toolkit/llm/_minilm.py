@@ -62,53 +62,56 @@ def verify_weights(model_dir: Path, expected: str = MINILM_SHA256) -> Path:
     return weights
 
 
+def _load_once(kind: str, model_dir: Path, expected: str, build: Any) -> Any:
+    """``build(folder)`` once per process, kind and folder, after the weights' sha256 check."""
+    key = f"{kind}:{Path(model_dir).resolve()}"
+    with _LOCK:
+        if key not in _MODELS:
+            verify_weights(Path(model_dir), expected)
+            _MODELS[key] = build(Path(model_dir))
+        return _MODELS[key]
+
+
 def load_encoder(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
     """The NumPy float64 :class:`~toolkit.llm._bert.BertEncoder` for ``model_dir`` (checked once
     per process and folder)."""
-    key = "np:" + str(Path(model_dir).resolve())
-    with _LOCK:
-        enc = _MODELS.get(key)
-        if enc is None:
-            verify_weights(Path(model_dir), expected)
-            try:
-                from toolkit.llm._bert import BertEncoder
+    return _load_once("numpy", model_dir, expected, _build_encoder)
 
-                enc = BertEncoder(Path(model_dir))
-            except ImportError as exc:
-                raise EmbedderError(f"embedder 'minilm' needs tokenizers, safetensors and torch "
-                                    f"({exc}): {INSTALL_HINT}") from None
-            except ValueError as exc:  # a model folder the NumPy pass does not support
-                raise EmbedderError(str(exc)) from None
-            _MODELS[key] = enc
-        return enc
+
+def _build_encoder(folder: Path) -> Any:
+    try:
+        from toolkit.llm._bert import BertEncoder
+
+        return BertEncoder(folder)
+    except ImportError as exc:
+        raise EmbedderError(f"embedder 'minilm' needs tokenizers, safetensors and torch "
+                            f"({exc}): {INSTALL_HINT}") from None
+    except ValueError as exc:  # a model folder the NumPy pass does not support
+        raise EmbedderError(str(exc)) from None
 
 
 def load_model(model_dir: Path, expected: str = MINILM_SHA256) -> Any:
     """A CPU ``SentenceTransformer`` for ``model_dir`` (checked once per process and folder)."""
-    key = str(Path(model_dir).resolve())
-    with _LOCK:
-        model = _MODELS.get(key)
-        if model is not None:
-            return model
-        verify_weights(Path(model_dir), expected)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise EmbedderError(f"embedder 'minilm' needs sentence-transformers and torch "
-                                f"({exc}): {INSTALL_HINT}") from None
-        from toolkit._progress import progress_enabled
+    return _load_once("torch", model_dir, expected, _build_model)
 
-        if not progress_enabled():  # no "Loading weights" bars in tests, CI or stored outputs
-            from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()
-        # float64 weights and arithmetic; the embedder rounds each vector to float32. In float32
-        # the kernels the CPU's instruction set selects (MKL, ATen: AVX512 on one machine, AVX2 on
-        # another) gave vectors differing in the last bits, and the learned admitter and resolver
-        # amplified them into other counts; in float64 the two differ by about 4e-16, which
-        # rounding to float32 removes (measured: 0 of 576,000 values differ, AVX512 against AVX2)
-        model = SentenceTransformer(key, device="cpu", local_files_only=True).double()
-        _MODELS[key] = model
-        return model
+def _build_model(folder: Path) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EmbedderError(f"embedder 'minilm' needs sentence-transformers and torch "
+                            f"({exc}): {INSTALL_HINT}") from None
+    from toolkit._progress import progress_enabled
+
+    if not progress_enabled():  # no "Loading weights" bars in tests, CI or stored outputs
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    # float64 weights and arithmetic; the embedder rounds each vector to float32. In float32
+    # the kernels the CPU's instruction set selects (MKL, ATen: AVX512 on one machine, AVX2 on
+    # another) gave vectors differing in the last bits, and the learned admitter and resolver
+    # amplified them into other counts; in float64 the two differ by about 4e-16, which
+    # rounding to float32 removes (measured: 0 of 576,000 values differ, AVX512 against AVX2)
+    return SentenceTransformer(str(folder.resolve()), device="cpu", local_files_only=True).double()
