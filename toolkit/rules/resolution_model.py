@@ -469,6 +469,10 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Eighteenth pass, sixth data round (2026-12-04): w66-w69 join after their first contact (1952 scored
+# cases), no other change. Out of fold: decision 1616/1952, decision+target 1451/1952, unknown 222
+# (abstention below P(right) 0.527: the operating point rose again, 0.565, 0.286, 0.527 over three
+# rounds, so the CV objective is flat there), wrong 279; written ~60-rule libraries 479/396 of 624, 107 unknown.
 # Seventeenth pass, fifth data round (2026-12-04): w62-w65 join after their first contact (1808 scored
 # cases), no other change. Out of fold: decision 1594/1808, decision+target 1409/1808, unknown 76
 # (abstention below P(right) 0.286: the operating point fell by half with the data, so far fewer
