@@ -47,6 +47,12 @@ def _cli(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
 
 # -- outputs -------------------------------------------------------------------------------
 def test_fifo_output_stays_a_fifo_and_carries_the_records(tmp_path):
+    from toolkit.rules.admission_model import fitted_admitter
+
+    # the offline admitter is fit here first (the disk cache the CLI reads): on a cold cache the
+    # fit takes minutes on a loaded 2-core machine, and the CLI's timeout guards against a hang of
+    # the output path, not against the fit's length
+    fitted_admitter()
     (tmp_path / "in.jsonl").write_text(ADM)
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
