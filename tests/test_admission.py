@@ -65,8 +65,10 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
 # development data, no other change; threshold 0.616, 24/1224 out of fold; seen once, before first
 # contact with w66-w69): 2/72. Eighteenth pass, sixth data round (w66-w69 as development data, no
 # other change; threshold 0.615, 26/1320 out of fold; seen once, before first contact with w70-w73): 3/72.
+# Seventh data round (w70-w73 too, no other change; threshold 0.582, 28/1416 out of fold; seen once,
+# before first contact with w74-w77): 2/72.
 @pytest.mark.xfail(strict=True, reason="fifteenth to eighteenth passes' data rounds: held-out 1/72, "
-                   "then 2/72, then 3/72 non-lasting persisted (0/72 before); not tuned on held-out")
+                   "then 2/72 or 3/72 non-lasting persisted (0/72 before); not tuned on held-out")
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
 
@@ -92,7 +94,9 @@ def test_heldout_no_erroneous_persistence_offline() -> None:
 # with w66-w69): structural 162/192 (0.844), 2/72, recall 110/120: the structural bar fails again, so
 # it has a strict xfail below until the method improves (not tuned on held-out). Eighteenth pass,
 # sixth data round (w66-w69 too, no other change; seen once, before first contact with w70-w73):
-# structural 162/192, 3/72, recall 110/120.
+# structural 162/192, 3/72, recall 110/120. Seventh data round (w70-w73 too, no other change; the CV
+# chose tree weight 0.3 and no tree in the conditional head; seen once, before first contact with
+# w74-w77): structural 154/192 (0.802), 2/72, recall 110/120.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72
@@ -101,7 +105,7 @@ def test_heldout_bars_offline() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="seventeenth and eighteenth passes' data rounds: held-out structural "
-                   "162/192 (0.844) against the 0.85 bar (164/192 the two rounds before); not tuned on held-out")
+                   "162/192, then 154/192, against the 0.85 bar (164/192 two rounds before); not tuned on held-out")
 def test_heldout_structural_offline() -> None:
     k, n = _heldout_counts()["structural"]
     assert n == 192 and k / n >= 0.85

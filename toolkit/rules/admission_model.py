@@ -598,6 +598,9 @@ __getattr__ = batches_attribute("admission")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Eighteenth pass, seventh data round (2026-12-04): w70-w73 join after their first contact (59 batch
+# groups, 2880 rows), no other change. Out of fold on 8 batch folds: structural 2610/2880, non-lasting
+# persisted 28/1416, persist recall 1407/1464 (tree weight 0.3, conditional tree weight 0, threshold 0.582).
 # Eighteenth pass, sixth data round (2026-12-04): w66-w69 join after their first contact (55 batch
 # groups, 2688 rows), no other change. Out of fold on 8 batch folds: structural 2430/2688, non-lasting
 # persisted 26/1320, persist recall 1305/1368 (tree weight 0.2, conditional tree weight 0.2, threshold 0.615).

@@ -469,6 +469,9 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Eighteenth pass, seventh data round (2026-12-04): w70-w73 join after their first contact (2096 scored
+# cases), no other change. Out of fold: decision 1792/2096, decision+target 1587/2096, unknown 183
+# (abstention below P(right) 0.461), wrong 326; written ~60-rule libraries 543/442 of 672, 88 unknown.
 # Eighteenth pass, sixth data round (2026-12-04): w66-w69 join after their first contact (1952 scored
 # cases), no other change. Out of fold: decision 1616/1952, decision+target 1451/1952, unknown 222
 # (abstention below P(right) 0.527: the operating point rose again, 0.565, 0.286, 0.527 over three
