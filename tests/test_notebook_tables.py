@@ -4,7 +4,8 @@ pandas prints a missing float as ``NaN``, a missing nullable integer as ``<NA>``
 object as ``None``, so one table could show two or three markers for "no value" (and integer
 counts as floats beside them). Notebooks show tables through :func:`toolkit.viz.readable`; this
 test reads the stored outputs of every notebook and fails on a table that shows ``NaN`` or
-``<NA>``.
+``<NA>``, and on a table pandas cut short (more rows than ``display.max_rows``: it prints the
+head and tail and a ``[N rows x M columns]`` line, so a reader loses the middle rows unawares).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 #: pandas' own markers for a missing value, as whole words of a table's text
 PANDAS_MISSING = re.compile(r"(?<![\w<])(NaN|<NA>)(?![\w>])")
+#: the line pandas prints under a table it has cut short
+PANDAS_CUT = re.compile(r"^\[(\d+) rows x (\d+) columns\]$", re.MULTILINE)
 
 
 def table_problems(nb_path: Path) -> list[str]:
-    """Cells whose stored table (an output with an HTML table) prints NaN or <NA>."""
+    """Cells whose stored table (an output with an HTML table) prints NaN or <NA>, or is cut short."""
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     problems = []
     for i, cell in enumerate(nb["cells"]):
@@ -29,9 +32,12 @@ def table_problems(nb_path: Path) -> list[str]:
             data = out.get("data", {})
             if "<table" not in "".join(data.get("text/html", "")):
                 continue
-            found = sorted(set(PANDAS_MISSING.findall("".join(data.get("text/plain", "")))))
+            text = "".join(data.get("text/plain", ""))
+            found = sorted(set(PANDAS_MISSING.findall(text)))
             if found:
                 problems.append(f"cell {i}: a table shows {' and '.join(found)}")
+            for rows, _ in PANDAS_CUT.findall(text):
+                problems.append(f"cell {i}: a table of {rows} rows is shown cut short")
     return problems
 
 
@@ -59,3 +65,17 @@ def test_checker_catches_pandas_missing_markers(tmp_path: Path) -> None:
     shown = readable(df)
     assert table_problems(notebook(shown)) == []
     assert list(shown["k"]) == [1, MISSING] and list(shown["s"]) == ["a", MISSING]
+
+
+def test_checker_catches_a_table_cut_short(tmp_path: Path) -> None:
+    import pandas as pd
+
+    df = pd.DataFrame({"n": range(80)})
+    for max_rows, expected in ((60, ["cell 0: a table of 80 rows is shown cut short"]), (None, [])):
+        with pd.option_context("display.max_rows", max_rows):
+            nb = {"cells": [{"cell_type": "code", "source": ["df"], "metadata": {}, "outputs": [
+                {"output_type": "execute_result", "metadata": {},
+                 "data": {"text/plain": [repr(df)], "text/html": [df.to_html()]}}]}]}
+        path = tmp_path / "t.ipynb"
+        path.write_text(json.dumps(nb), encoding="utf-8")
+        assert table_problems(path) == expected
