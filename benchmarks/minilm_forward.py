@@ -102,10 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(_measure(args.texts)))
         return 0
-    flags = next((ln.partition(":")[2].split() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                  if ln.startswith("flags")), []) if Path("/proc/cpuinfo").exists() else []
-    avx512 = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= set(flags)
-    kernels = ["Haswell"] + (["SkylakeX"] if avx512 else [])
+    from toolkit.llm._bert import openblas_kernels
+
+    kernels = openblas_kernels()
     rows = []
     for k in kernels:
         env = {**os.environ, "OPENBLAS_CORETYPE": k, "HF_HUB_OFFLINE": "1"}

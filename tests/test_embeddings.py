@@ -259,16 +259,6 @@ AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "
 AVX512 = {"OPENBLAS_CORETYPE": "SkylakeX"}
 
 
-def _has_avx512() -> bool:
-    """Whether the CPU has every AVX-512 subset OpenBLAS's SkylakeX kernels use (Linux)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return False
-    flags = next((ln.partition(":")[2].split() for ln in text.splitlines() if ln.startswith("flags")), [])
-    return {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= set(flags)
-
-
 def _vectors_in_subprocess(tmp_path, name: str, extra_env: dict[str, str]) -> tuple[str, np.ndarray]:
     """MiniLM vectors of the reference sentences (cache off) and the kernels OpenBLAS and torch
     chose, computed in a fresh process with ``extra_env``."""
@@ -297,7 +287,9 @@ def test_a_minilm_vector_does_not_depend_on_the_instruction_set(tmp_path):
     float32). In float32 every vector differed in the last bits, and the learned admitter and
     resolver turned that into other counts on another machine. Runs where the CPU has AVX512:
     elsewhere there is only one instruction set to use."""
-    if not _has_avx512():
+    from toolkit.llm._bert import openblas_kernels
+
+    if "SkylakeX" not in openblas_kernels():
         pytest.skip("no AVX-512 here: no second instruction set to compare against")
     wide, a = _vectors_in_subprocess(tmp_path, "default", AVX512)
     narrow, b = _vectors_in_subprocess(tmp_path, "avx2", AVX2_ONLY)

@@ -46,24 +46,25 @@ def test_tables_show_one_missing_value_marker(nb_path: Path) -> None:
     assert table_problems(nb_path) == []
 
 
+def _notebook(frame, path: Path) -> Path:
+    """A one-cell notebook at ``path`` storing ``frame`` as a cell's table (under the pandas
+    display options in force)."""
+    nb = {"cells": [{"cell_type": "code", "source": ["df"], "metadata": {}, "outputs": [
+        {"output_type": "execute_result", "metadata": {},
+         "data": {"text/plain": [repr(frame)], "text/html": [frame.to_html()]}}]}]}
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
 def test_checker_catches_pandas_missing_markers(tmp_path: Path) -> None:
     import pandas as pd
 
     from toolkit.viz import MISSING, readable
 
     df = pd.DataFrame({"k": [1, None], "n": pd.array([3, None], dtype="Int64"), "s": ["a", None]})
-
-    def notebook(frame: pd.DataFrame) -> Path:
-        nb = {"cells": [{"cell_type": "code", "source": ["df"], "metadata": {}, "outputs": [
-            {"output_type": "execute_result", "metadata": {},
-             "data": {"text/plain": [repr(frame)], "text/html": [frame.to_html()]}}]}]}
-        path = tmp_path / "t.ipynb"
-        path.write_text(json.dumps(nb), encoding="utf-8")
-        return path
-
-    assert table_problems(notebook(df)) == ["cell 0: a table shows <NA> and NaN"]
+    assert table_problems(_notebook(df, tmp_path / "t.ipynb")) == ["cell 0: a table shows <NA> and NaN"]
     shown = readable(df)
-    assert table_problems(notebook(shown)) == []
+    assert table_problems(_notebook(shown, tmp_path / "t.ipynb")) == []
     assert list(shown["k"]) == [1, MISSING] and list(shown["s"]) == ["a", MISSING]
 
 
@@ -73,9 +74,19 @@ def test_checker_catches_a_table_cut_short(tmp_path: Path) -> None:
     df = pd.DataFrame({"n": range(80)})
     for max_rows, expected in ((60, ["cell 0: a table of 80 rows is shown cut short"]), (None, [])):
         with pd.option_context("display.max_rows", max_rows):
-            nb = {"cells": [{"cell_type": "code", "source": ["df"], "metadata": {}, "outputs": [
-                {"output_type": "execute_result", "metadata": {},
-                 "data": {"text/plain": [repr(df)], "text/html": [df.to_html()]}}]}]}
-        path = tmp_path / "t.ipynb"
-        path.write_text(json.dumps(nb), encoding="utf-8")
+            path = _notebook(df, tmp_path / "t.ipynb")
         assert table_problems(path) == expected
+
+
+def test_show_whole_displays_every_row_and_with_full_text_every_character(capsys) -> None:
+    import pandas as pd
+
+    from toolkit.viz import show_whole
+
+    long = "a metric name longer than pandas' fifty-character column width, " * 2
+    df = pd.DataFrame({"metric": [long] * 80, "n": range(80)})
+    show_whole(df)
+    shown = capsys.readouterr().out
+    assert not PANDAS_CUT.search(shown) and "\n40 " in shown and "\n79 " in shown and long not in shown
+    show_whole(df, full_text=True)
+    assert long.strip() in capsys.readouterr().out

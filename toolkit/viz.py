@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["new_figure", "figure_text", "png_bytes", "image_widget",
-           "figure_explorer", "readable", "table_browser", "MISSING", "ours_vs_paper", "heatmap",
-           "lines"]
+           "figure_explorer", "readable", "show_whole", "table_browser", "MISSING", "ours_vs_paper",
+           "heatmap", "lines"]
 
 
 def _plt():
@@ -185,6 +185,20 @@ def readable(df: pd.DataFrame, digits: int | None = 3) -> pd.DataFrame:
             s = s.round(digits)
         out[col] = s.astype(object).where(s.notna(), MISSING)
     return out
+
+
+def show_whole(df: pd.DataFrame, *, full_text: bool = False, digits: int | None = 3) -> None:
+    """Display :func:`readable` ``df`` with every row (and, with ``full_text``, every character of
+    every cell). pandas shows the head and tail of a table longer than ``display.max_rows`` and
+    hides the middle rows without a word; the roles and per-batch tables grow with each batch
+    scored, so they are shown whole."""
+    from IPython.display import display
+
+    options: list[Any] = ["display.max_rows", None]
+    if full_text:
+        options += ["display.max_colwidth", None]
+    with pd.option_context(*options):
+        display(readable(df, digits))
 
 
 def table_browser(df: pd.DataFrame, by: str, *, columns: Sequence[str] | None = None):

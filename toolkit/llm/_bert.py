@@ -20,7 +20,22 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BertEncoder"]
+__all__ = ["BertEncoder", "openblas_kernels"]
+
+#: the AVX-512 subsets OpenBLAS's SkylakeX kernels use
+_AVX512 = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+
+
+def openblas_kernels(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
+    """The OpenBLAS kernel families (``OPENBLAS_CORETYPE`` values) this CPU runs that the forward
+    pass is compared across: ``Haswell`` (AVX2), and ``SkylakeX`` where the CPU has AVX-512 (read
+    from ``cpuinfo``; Linux only, elsewhere just ``Haswell``)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        text = ""
+    flags = next((ln.partition(":")[2].split() for ln in text.splitlines() if ln.startswith("flags")), [])
+    return ["Haswell"] + (["SkylakeX"] if _AVX512 <= set(flags) else [])
 
 
 class BertEncoder:
