@@ -80,3 +80,17 @@ def test_viz_figures_display_without_pyplot():
         assert data["text/plain"] == "[figure: demo]"
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_ours_vs_paper_is_the_same_picture_each_time_with_repeated_metrics():
+    """Several rows per metric (batches, data roles): bars show their mean with no whisker, so the
+    picture does not depend on a random bootstrap, and the width follows the metrics, not the rows."""
+    import pandas as pd
+
+    from toolkit.viz import ours_vs_paper, png_bytes
+
+    df = pd.DataFrame({"metric": ["a", "b"] * 20, "ours": [0.5 + 0.01 * i for i in range(40)],
+                       "paper": [0.7, 0.8] * 20, "ci_low": 0.4, "ci_high": 0.9})
+    first, second = ours_vs_paper(df), ours_vs_paper(df)
+    assert png_bytes(first) == png_bytes(second)
+    assert first.get_size_inches()[0] == 5.0

@@ -108,15 +108,19 @@ def figure_explorer(controls: dict[str, Any], draw: Callable[..., Any], *,
 
 
 def ours_vs_paper(df: pd.DataFrame, *, metric: str = "metric", title: str = ""):
-    """Grouped bars of ``ours`` beside ``paper`` per metric, with CI whiskers when present."""
+    """Grouped bars of ``ours`` beside ``paper`` per metric, with the table's own CI whiskers when
+    present and each metric has one row. A metric with several rows (batches, data roles) shows
+    their mean and no whisker: seaborn's default whisker there would be a random bootstrap over
+    the rows, a figure that changed from run to run and was not the table's interval."""
     import numpy as np
     import seaborn as sns
 
-    fig = new_figure(max(5.0, 1.1 * len(df)), 3.6)
+    fig = new_figure(max(5.0, 1.1 * df[metric].nunique()), 3.6)
     ax = fig.subplots()
     long = df.melt(id_vars=[metric], value_vars=[c for c in ("ours", "paper") if c in df], var_name="source")
-    sns.barplot(data=long, x=metric, y="value", hue="source", ax=ax, palette=["#4C72B0", "#BBBBBB"])
-    if {"ci_low", "ci_high"} <= set(df.columns):
+    sns.barplot(data=long, x=metric, y="value", hue="source", ax=ax, palette=["#4C72B0", "#BBBBBB"],
+                errorbar=None)
+    if {"ci_low", "ci_high"} <= set(df.columns) and df[metric].is_unique:
         xs = np.arange(len(df)) - 0.2
         lo = (df["ours"] - df["ci_low"]).clip(lower=0).to_numpy(dtype=float)
         hi = (df["ci_high"] - df["ours"]).clip(lower=0).to_numpy(dtype=float)
