@@ -252,6 +252,80 @@ def test_a_minilm_vector_does_not_depend_on_the_batch_that_computed_it(tmp_path)
     assert warm.tobytes() == batch.tobytes()
 
 
+
+def test_a_minilm_vector_does_not_depend_on_the_number_of_threads(tmp_path, monkeypatch):
+    """Batches encoded on one, two or three threads, and on as many as a ``prefmem reproduce``
+    pool leaves free (two while alone, one beside another diagnostic), give bitwise the same
+    vectors: each thread encodes whole batches with one BLAS thread (BLAS threads instead moved
+    last bits)."""
+    from toolkit import _cores
+    from toolkit.llm import embeddings as em
+
+    sentences = json.loads((ROOT / "fixtures/semantic/minilm_reference_vectors.json").read_text())["sentences"]
+    words = ["tests", "code", "data", "file", "rule", "line", "list", "table", "style", "plot"]
+    texts = [*sentences, *words, *(f"{w} {v} {u}" for w in words for v in words[:5] for u in words[:3])]
+    off = Gateway(cache_dir=str(tmp_path / "a"), cache_mode="off")
+    one = em.MiniLMEmbedder(off, threads=1, batch_size=8).embed(texts)
+    for n in (2, 3):
+        assert em.MiniLMEmbedder(off, threads=n, batch_size=8).embed(texts).tobytes() == one.tobytes()
+
+    class Counter:  # the pool's shared count of running diagnostics
+        value = 1
+
+        def get_lock(self):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    counter = Counter()
+    monkeypatch.setattr(_cores, "_RUNNING", counter)
+    monkeypatch.setattr(em.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(_cores.os, "cpu_count", lambda: 2)
+    widths: list[int] = []
+    emb = em.MiniLMEmbedder(off, batch_size=8)
+    real = emb._width
+    monkeypatch.setattr(emb, "_width", lambda: (widths.append(real()), widths[-1])[1])
+    assert emb.embed(texts).tobytes() == one.tobytes() and set(widths) == {2}
+    counter.value, widths[:] = 2, []
+    assert emb.embed(texts[::-1]).tobytes() == one[::-1].tobytes() and set(widths) == {1}
+    with pytest.raises(UsageError, match="threads must be at least 1"):
+        em.MiniLMEmbedder(off, threads=0)
+
+
+def test_bounded_threads_keep_the_width_and_raise_the_first_error():
+    """``_run_bounded`` never has more items in flight than the width read before each start,
+    runs inline while the width is one, and raises an item's error."""
+    import threading
+    import time
+
+    from toolkit.llm.embeddings import _run_bounded
+
+    lock, active, peak, where = threading.Lock(), [0], [0], set()
+    widths = iter([1, 1, 3, 3, 3, 3, 2, 2, 2, 2])
+
+    def fn(i: int) -> None:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            where.add(threading.current_thread().name.startswith("minilm"))
+        time.sleep(0.02)
+        with lock:
+            active[0] -= 1
+
+    _run_bounded(fn, list(range(10)), lambda: next(widths))
+    assert peak[0] == 3 and where == {True, False}
+    done: list[int] = []
+
+    def bad(i: int) -> None:
+        if i == 3:
+            raise ValueError("item 3")
+        done.append(i)
+
+    with pytest.raises(ValueError, match="item 3"):
+        _run_bounded(bad, list(range(6)), lambda: 2)
+    with pytest.raises(ValueError, match="item 3"):
+        _run_bounded(bad, list(range(6)), lambda: 1)
+
 #: environment that keeps torch, MKL, oneDNN and OpenBLAS on AVX2 kernels on a machine that has AVX512
 AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
              "OPENBLAS_CORETYPE": "Haswell"}

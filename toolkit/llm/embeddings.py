@@ -33,6 +33,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -196,7 +197,7 @@ class MiniLMEmbedder(CachedEmbedder):
     """all-MiniLM-L6-v2 on CPU from the packaged weights (sha256-checked at load)."""
 
     def __init__(self, gateway: Gateway | None = None, *, model_dir: str | None = None,
-                 sha256: str = MINILM_SHA256, batch_size: int = 64) -> None:
+                 sha256: str = MINILM_SHA256, batch_size: int = 64, threads: int | None = None) -> None:
         super().__init__(gateway)
         self.name = "minilm"
         self.model_dir = model_dir
@@ -211,11 +212,23 @@ class MiniLMEmbedder(CachedEmbedder):
         self.revision = f"all-MiniLM-L6-v2@{sha256[:16]}/rowwise-min{MIN_BATCH_TOKENS}/f64np"
         self.dim = MINILM_DIM
         self.batch_size = batch_size
-        #: BLAS and torch threads while encoding: always one. A vector must not depend on the
-        #: machine's core count, and on a loaded 2-core machine a second thread only spins (70%
-        #: more CPU time measured for the same texts); ``prefmem reproduce --jobs`` runs
-        #: diagnostics side by side instead.
-        self.threads = 1
+        if threads is not None and threads < 1:
+            raise UsageError(f"minilm: threads must be at least 1, got {threads}")
+        #: batches encoded at once, each on its own thread with one BLAS and torch thread, so a
+        #: vector never depends on the thread count (BLAS threads split a product's sums and moved
+        #: 38 of 2,762 vectors by 2e-16, and gained only 1.3x on 2 cores; whole batches per thread
+        #: gain 2.0x and change no bit). None: inside ``prefmem reproduce --jobs N``, the cores the
+        #: pool's other diagnostics leave free, read again before each batch (so the diagnostic
+        #: left alone at the end of a run takes every core); elsewhere one.
+        self.threads = threads
+
+    def _width(self) -> int:
+        """Batches to have in flight now (see :attr:`threads`)."""
+        if self.threads is not None:
+            return self.threads
+        from toolkit._cores import free_cores
+
+        return free_cores() or 1
 
     def _compute(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
         from pathlib import Path
@@ -226,26 +239,57 @@ class MiniLMEmbedder(CachedEmbedder):
         enc = load_encoder(folder, self.sha256)
         import torch  # the encoder's GELU uses torch's erf
 
+        ids = enc.token_ids(texts)
+        batches: list[tuple[list[int], list[int]]] = []  # (texts, rows encoded: texts and padding)
+        for idx, length in _same_length_groups(ids):
+            for start in range(0, len(idx), self.batch_size):
+                part = idx[start:start + self.batch_size]
+                # a batch of fewer than MIN_BATCH_TOKENS tokens may run another matrix kernel (a
+                # lone one-word text, 3 tokens, differed in the last bits from the same text
+                # beside any other): pad it with copies of its first text
+                batches.append((part, part + part[:1] * max(0, -(-MIN_BATCH_TOKENS // length) - len(part))))
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float64)  # rounded in embed()
+
+        def encode(batch: tuple[list[int], list[int]]) -> None:
+            part, rows = batch
+            out[part] = enc.encode_ids(np.array([ids[i] for i in rows], dtype=np.int64))[:len(part)]
+
         before = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
+        torch.set_num_threads(1)
         try:
-            out = np.zeros((len(texts), MINILM_DIM), dtype=np.float64)  # rounded in embed()
-            requests = 0
-            ids = enc.token_ids(texts)
-            with threadpool_limits(limits=self.threads, user_api="blas"):
-                for idx, length in _same_length_groups(ids):
-                    for start in range(0, len(idx), self.batch_size):
-                        part = idx[start:start + self.batch_size]
-                        # a batch of fewer than MIN_BATCH_TOKENS tokens may run another matrix
-                        # kernel (a lone one-word text, 3 tokens, differed in the last bits from
-                        # the same text beside any other): pad it with copies of its first text
-                        rows = part + part[:1] * max(0, -(-MIN_BATCH_TOKENS // length) - len(part))
-                        v = enc.encode_ids(np.array([ids[i] for i in rows], dtype=np.int64))
-                        out[part] = v[:len(part)]
-                        requests += 1
+            with threadpool_limits(limits=1, user_api="blas"):
+                _run_bounded(encode, batches, self._width)
         finally:
             torch.set_num_threads(before)
-        return out, requests, 0
+        return out, len(batches), 0
+
+
+def _run_bounded(fn: Callable[[Any], None], items: Sequence[Any], width: Callable[[], int]) -> None:
+    """``fn(item)`` for every item, at most ``width()`` at a time (read before each start), on
+    threads; in this thread alone while the width is one. Each item writes its own rows, so the
+    result does not depend on the order or the number of threads; the first error is raised."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    pool: ThreadPoolExecutor | None = None
+    running: set = set()
+    try:
+        for item in items:
+            w = max(1, width())
+            while len(running) >= w:
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for f in done:
+                    f.result()
+            if w == 1 and not running:
+                fn(item)
+                continue
+            if pool is None:
+                pool = ThreadPoolExecutor(max_workers=max(w, os.cpu_count() or 1), thread_name_prefix="minilm")
+            running.add(pool.submit(fn, item))
+        for f in running:
+            f.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: the fewest tokens (rows x length) one MiniLM batch computes; see ``MiniLMEmbedder._compute``
