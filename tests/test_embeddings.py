@@ -252,7 +252,6 @@ def test_a_minilm_vector_does_not_depend_on_the_batch_that_computed_it(tmp_path)
     assert warm.tobytes() == batch.tobytes()
 
 
-
 def test_a_minilm_vector_does_not_depend_on_the_number_of_threads(tmp_path, monkeypatch):
     """Batches encoded on one, two or three threads, and on as many as a ``prefmem reproduce``
     pool leaves free (two while alone, one beside another diagnostic), give bitwise the same
@@ -269,25 +268,20 @@ def test_a_minilm_vector_does_not_depend_on_the_number_of_threads(tmp_path, monk
     for n in (2, 3):
         assert em.MiniLMEmbedder(off, threads=n, batch_size=8).embed(texts).tobytes() == one.tobytes()
 
-    class Counter:  # the pool's shared count of running diagnostics
-        value = 1
+    import multiprocessing as mp
 
-        def get_lock(self):
-            import contextlib
-
-            return contextlib.nullcontext()
-
-    counter = Counter()
-    monkeypatch.setattr(_cores, "_RUNNING", counter)
+    monkeypatch.setattr(_cores, "_RUNNING", mp.get_context("spawn").Value("i", 0))
     monkeypatch.setattr(em.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(_cores.os, "cpu_count", lambda: 2)
     widths: list[int] = []
     emb = em.MiniLMEmbedder(off, batch_size=8)
     real = emb._width
     monkeypatch.setattr(emb, "_width", lambda: (widths.append(real()), widths[-1])[1])
-    assert emb.embed(texts).tobytes() == one.tobytes() and set(widths) == {2}
-    counter.value, widths[:] = 2, []
-    assert emb.embed(texts[::-1]).tobytes() == one[::-1].tobytes() and set(widths) == {1}
+    with _cores.running():  # alone in the pool: both cores
+        assert emb.embed(texts).tobytes() == one.tobytes() and set(widths) == {2}
+    widths[:] = []
+    with _cores.running(), _cores.running():  # beside another diagnostic: one core
+        assert emb.embed(texts[::-1]).tobytes() == one[::-1].tobytes() and set(widths) == {1}
     with pytest.raises(UsageError, match="threads must be at least 1"):
         em.MiniLMEmbedder(off, threads=0)
 
@@ -325,6 +319,7 @@ def test_bounded_threads_keep_the_width_and_raise_the_first_error():
         _run_bounded(bad, list(range(6)), lambda: 2)
     with pytest.raises(ValueError, match="item 3"):
         _run_bounded(bad, list(range(6)), lambda: 1)
+
 
 #: environment that keeps torch, MKL, oneDNN and OpenBLAS on AVX2 kernels on a machine that has AVX512
 AVX2_ONLY = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",

@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from toolkit._cores import free_cores
 from toolkit._progress import progress, progress_enabled
 from toolkit.errors import UsageError
 from toolkit.llm._minilm import (
@@ -226,8 +227,6 @@ class MiniLMEmbedder(CachedEmbedder):
         """Batches to have in flight now (see :attr:`threads`)."""
         if self.threads is not None:
             return self.threads
-        from toolkit._cores import free_cores
-
         return free_cores() or 1
 
     def _compute(self, texts: list[str]) -> tuple[np.ndarray, int, int]:
