@@ -91,8 +91,12 @@ def _start(side: str, root: Path, name: str, work: Path, data_dir: str | None,
            "PREFMEM_PROGRESS": os.environ.get("PREFMEM_PROGRESS", "0")}
     cmd = [sys.executable, "-m", "toolkit.cli", "reproduce", *name.split("+"), "--jobs", str(jobs),
            "--out", str(out)]
+    env.pop("PREFMEM_DATA_DIR", None)
     if data_dir:
         cmd += ["--data-dir", data_dir]
+        # also in the environment: before 2026-12-04 the admitter's fit did not see --data-dir and
+        # read $PREFMEM_DATA_DIR or ../shared/data beside the checkout (absent beside a worktree)
+        env["PREFMEM_DATA_DIR"] = data_dir
     for kv in sets or []:
         cmd += ["--set", kv]
     res = work / f"time-{side}-{name}.json"
@@ -135,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=_default_data_dir(),
                     help="third-party data for both sides (default: what the working tree's `prefmem` "
                          "finds, $PREFMEM_DATA_DIR or ../shared/data beside the checkout or its folder; "
-                         "passed to both sides, so a base tree elsewhere reads the same data)")
+                         "passed to both sides as --data-dir and $PREFMEM_DATA_DIR, so a base tree "
+                         "elsewhere, its fits included, reads the same data)")
     ap.add_argument("--json", help="write the rows as JSON here")
     ap.add_argument("--together", type=int, default=0, metavar="J",
                     help="run the NAMEs as one `prefmem reproduce NAME ... --jobs J` per side (one row: "

@@ -139,6 +139,35 @@ def test_missing_shared_data_fits_on_fixtures_and_says_so(tmp_path) -> None:
     assert any("fixtures only" in u for u in used)
 
 
+def test_the_fit_reads_the_data_directory_of_the_run_in_progress(tmp_path, monkeypatch) -> None:
+    """``prefmem reproduce --data-dir X`` reaches the admitter's fit, which has no run context:
+    inside a run it reads the run's data directory (``None``: a run without data), outside it
+    the default. (Before, the fit read ../shared/data beside the checkout whatever the run said,
+    so a checkout elsewhere fitted without PrefEval's rows and wrote other tables.)"""
+    import toolkit.rules.admission_model as am
+    from toolkit.runs import RunContext, default_data_dir
+
+    class Reached(Exception):
+        pass
+
+    seen = []
+
+    def training_set(data_dir=None):
+        seen.append(data_dir)
+        raise Reached
+
+    monkeypatch.setattr(am, "training_set", training_set)
+    outside = default_data_dir()
+    for data_dir in (tmp_path / "elsewhere", None):
+        with RunContext(out_dir=tmp_path / "run", data_dir=data_dir).running():
+            with pytest.raises(Reached):
+                am.fitted_admitter(0)
+    with pytest.raises(Reached):
+        am.fitted_admitter(0)
+    assert seen == [tmp_path / "elsewhere", None, outside]
+    assert default_data_dir() == outside  # the run's setting ends with the run
+
+
 def test_signal_detector_is_a_feature_not_a_veto() -> None:
     """A message the hand-written detector finds no signal in is still persisted when the model's
     P(persist) clears the operating point (n14a: w17 lost two lasting rules, P 0.96 and 0.81, to

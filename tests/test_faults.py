@@ -219,6 +219,23 @@ def test_config_hash_covers_results_not_run_settings(monkeypatch, tmp_path):
     assert h() != base  # an edited prompt
 
 
+def test_resume_with_other_third_party_data_is_refused(tmp_path):
+    """The offline admitter's fit reads PrefEval when the data directory holds it, so a resume
+    whose data directory holds other corpora would mix two fits' items: refused."""
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    (full / "prefeval").mkdir(parents=True)
+    bare.mkdir()
+    assert RunContext(out_dir=tmp_path / "x", data_dir=full).config_hash() != \
+        RunContext(out_dir=tmp_path / "x", data_dir=bare).config_hash()
+    assert RunContext(out_dir=tmp_path / "x", data_dir=bare).config_hash() == \
+        RunContext(out_dir=tmp_path / "x", data_dir=None).config_hash()  # nothing either way
+    with RunContext(out_dir=tmp_path / "d", data_dir=full).running():
+        pass  # interrupted before complete
+    with pytest.raises(ConfigChangedError):
+        with RunContext(out_dir=tmp_path / "d", data_dir=bare, resume=True).running():
+            pass
+
+
 def test_changed_input_file_refuses_resume(tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text("a\n")

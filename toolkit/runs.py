@@ -99,8 +99,18 @@ def all_prompt_versions() -> dict[str, str]:
     return {n: load_prompt(n).version for n in names}
 
 
+#: the data directories of the runs in progress in this process, innermost last
+#: (:meth:`RunContext.running` pushes its ``data_dir``; ``None`` is a run without data)
+_RUN_DATA_DIRS: list[Path | None] = []
+
+
 def default_data_dir() -> Path | None:
-    """``$PREFMEM_DATA_DIR`` or ``../shared/data`` next to the checkout, when present."""
+    """The third-party data directory: the running run's ``data_dir`` (so ``prefmem reproduce
+    --data-dir X`` reaches code that has no run context, such as the offline models' fits), else
+    ``$PREFMEM_DATA_DIR``, else ``../shared/data`` next to the working directory or the checkout,
+    when present."""
+    if _RUN_DATA_DIRS:
+        return _RUN_DATA_DIRS[-1]
     env = os.environ.get("PREFMEM_DATA_DIR")
     if env:
         return Path(env) if Path(env).exists() else None
@@ -109,6 +119,15 @@ def default_data_dir() -> Path | None:
             if cand.exists():
                 return cand.resolve()
     return None
+
+
+def data_corpora(data_dir: Path | None) -> list[str]:
+    """What a data directory holds (its entries' names, e.g. ``locomo10.json``, ``prefeval``): part
+    of a run's result configuration, since the offline admitter's fit reads PrefEval when it is
+    there (a resume with other data would mix two fits)."""
+    if data_dir is None or not Path(data_dir).is_dir():
+        return []
+    return sorted(p.name for p in Path(data_dir).iterdir() if not p.name.startswith("."))
 
 
 @dataclass
@@ -244,6 +263,7 @@ class RunContext:
             "sampling": {"response_format": g.response_format, "temperature": g.temperature,
                          "max_tokens": g.max_tokens, "seed": g.seed},
             "prompts": all_prompt_versions() if llm else {},
+            "data": data_corpora(self.data_dir),
         }
 
     def config_hash(self) -> str:
@@ -301,6 +321,7 @@ class RunContext:
         """Lock the output directory, prepare it, and leave the manifest ``complete`` (via
         :meth:`complete`), ``interrupted`` (KeyboardInterrupt/SIGTERM) or ``failed``."""
         self._lock = RunLock.acquire(self.out_dir)
+        _RUN_DATA_DIRS.append(Path(self.data_dir) if self.data_dir is not None else None)
         try:
             self.prepare()
             try:
@@ -312,6 +333,7 @@ class RunContext:
                 self._final_manifest("failed", exc)
                 raise
         finally:
+            _RUN_DATA_DIRS.pop()
             self._lock.release()
             self._lock = None
 

@@ -24,6 +24,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import sparse
@@ -818,13 +819,12 @@ PREFEVAL_STRIDE = 8
 PREFEVAL_WEIGHT = 0.4
 
 
-def training_set(data_dir: str | None = None) -> tuple[TrainingSet, list[str]]:
+def training_set(data_dir: str | Path | None = None) -> tuple[TrainingSet, list[str]]:
     """Development instructions (scored) plus, when the shared data is present, PrefEval's
     explicit preferences (lasting, global, unconditional) as auxiliary rows, never scored.
     (PrefEval's questions as task_local rows were tried and lowered the out-of-fold score.) Returns the
     set and the list of corpora used. Every file goes through ``require_role(path, "fit")``."""
     import json
-    from pathlib import Path
 
     from toolkit.datasets.jsonl import read_jsonl
     from toolkit.paper import fixtures_dir
@@ -897,7 +897,7 @@ class FittedAdmitter:
     corpora: list[str]
 
 
-_FITTED: dict[tuple[int, str], FittedAdmitter] = {}
+_FITTED: dict[tuple[int, str, str | None], FittedAdmitter] = {}
 
 
 def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAdmitter:
@@ -907,10 +907,12 @@ def fitted_admitter(seed: int = 0, embedder: str = DEFAULT_EMBEDDER) -> FittedAd
     import json
 
     from toolkit.rules._model_cache import cached_fit
+    from toolkit.runs import default_data_dir
 
-    key = (seed, embedder)
+    root = default_data_dir()  # the running run's --data-dir, so a fit reads what the run reads
+    key = (seed, embedder, str(root) if root is not None else None)
     if key not in _FITTED:
-        data, used = training_set()
+        data, used = training_set(root)
 
         def build() -> FittedAdmitter:
             X = Features.of(data.texts, embedder)
