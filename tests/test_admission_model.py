@@ -157,6 +157,7 @@ def test_the_fit_reads_the_data_directory_of_the_run_in_progress(tmp_path, monke
         raise Reached
 
     monkeypatch.setattr(am, "training_set", training_set)
+    monkeypatch.setattr(am, "_FITTED", {})  # fits made by earlier tests in this process
     outside = default_data_dir()
     for data_dir in (tmp_path / "elsewhere", None):
         with RunContext(out_dir=tmp_path / "run", data_dir=data_dir).running():

@@ -10,7 +10,7 @@ row in every report is read from that record: the first-contact score is never r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -200,6 +200,21 @@ def all_batches(ctx: Any, kind: str, marker: str, root: Path) -> list[Path]:
     for b in [*first_contact_batches(kind, root), *requested_batches(ctx, kind, marker)]:
         seen.setdefault(str(b.resolve()), b.resolve())
     return sorted(seen.values(), key=natural_key)
+
+
+def batches_label(splits: Sequence[str], batches: Sequence[str]) -> str:
+    """The development data of a role row in a line a table can show: the named splits, then the
+    batches written apart as a count and their first and last names (the full list is their
+    ``development`` role in ``fixtures/SPLITS.json``; spelt out, 60 names made the table ~1,000
+    characters wide)."""
+    parts = list(splits)
+    if len(batches) > 3:
+        names = sorted(batches, key=natural_key)
+        parts.append(f"{len(names)} batches written apart ({names[0]} ... {names[-1]}; "
+                     "development in fixtures/SPLITS.json)")
+    else:
+        parts += list(batches)
+    return " + ".join(parts)
 
 
 def batch_label(batch: Path) -> str:

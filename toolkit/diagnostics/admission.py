@@ -201,7 +201,7 @@ def admission_roles(ctx: RunContext, heldout: pd.DataFrame) -> tuple[pd.DataFram
         k = int(round(sel.oof_structural * n_dev))
         from toolkit.rules.admission_model import DEV_BATCHES, DEV_SPLITS, FIT_FOLDS
 
-        rows.append({"role": "development", "data": " + ".join([*DEV_SPLITS, *DEV_BATCHES])
+        rows.append({"role": "development", "data": fc.batches_label(DEV_SPLITS, DEV_BATCHES)
                      + (f", out of fold ({FIT_FOLDS or 'one batch a fold,'} batch-grouped folds)" if sel.fold_by == "batch"
                         else ", out of fold (4 behaviour-grouped folds)"), "n": n_dev, "structural": f"{k}/{n_dev}",
                      "structural_rate": k / n_dev if n_dev else None, "boot_low": None,

@@ -180,7 +180,7 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
         fit = fitted_resolver(0)
         sel = fit.selection
         rows += fc.resolution_role_rows(
-            "development", "dev + dev2 + " + " + ".join(DEV_BATCHES) + " (as written; small "
+            "development", fc.batches_label(("dev", "dev2"), DEV_BATCHES) + " (as written; small "
             "libraries also grown to 60), out of fold (8 batch-grouped folds)",
             sel.oof_groups or {}, groups=("small", "large", "large_written"), recorded=None)
         text.append(
