@@ -66,8 +66,9 @@ def _heldout_counts() -> dict[str, tuple[int, int]]:
 # contact with w66-w69): 2/72. Eighteenth pass, sixth data round (w66-w69 as development data, no
 # other change; threshold 0.615, 26/1320 out of fold; seen once, before first contact with w70-w73): 3/72.
 # Seventh data round (w70-w73 too, no other change; threshold 0.582, 28/1416 out of fold; seen once,
-# before first contact with w74-w77): 2/72.
-@pytest.mark.xfail(strict=True, reason="fifteenth to eighteenth passes' data rounds: held-out 1/72, "
+# before first contact with w74-w77): 2/72. Twentieth pass, eighth data round (w74-w81 too, no other
+# change; threshold 0.540, 32/1608 out of fold; seen once, before first contact with w82-w85): 3/72.
+@pytest.mark.xfail(strict=True, reason="fifteenth to twentieth passes' data rounds: held-out 1/72, "
                    "then 2/72 or 3/72 non-lasting persisted (0/72 before); not tuned on held-out")
 def test_heldout_no_erroneous_persistence_offline() -> None:
     assert _heldout_counts()["erroneous_persistence"] == (0, 72)
@@ -96,7 +97,9 @@ def test_heldout_no_erroneous_persistence_offline() -> None:
 # sixth data round (w66-w69 too, no other change; seen once, before first contact with w70-w73):
 # structural 162/192, 3/72, recall 110/120. Seventh data round (w70-w73 too, no other change; the CV
 # chose tree weight 0.3 and no tree in the conditional head; seen once, before first contact with
-# w74-w77): structural 154/192 (0.802), 2/72, recall 110/120.
+# w74-w77): structural 154/192 (0.802), 2/72, recall 110/120. Twentieth pass, eighth data round
+# (w74-w81 too, no other change; tree weights 0.3 / 0.5, threshold 0.540; seen once, before first
+# contact with w82-w85): structural 160/192 (0.833), 3/72, recall 112/120.
 def test_heldout_bars_offline() -> None:
     c = _heldout_counts()
     assert c["erroneous_persistence"][1] == 72
@@ -104,8 +107,9 @@ def test_heldout_bars_offline() -> None:
     assert c["structural"][1] == 192
 
 
-@pytest.mark.xfail(strict=True, reason="seventeenth and eighteenth passes' data rounds: held-out structural "
-                   "162/192, then 154/192, against the 0.85 bar (164/192 two rounds before); not tuned on held-out")
+@pytest.mark.xfail(strict=True, reason="seventeenth to twentieth passes' data rounds: held-out structural "
+                   "162/192, then 154/192, then 160/192, against the 0.85 bar (164/192 before); not tuned on "
+                   "held-out")
 def test_heldout_structural_offline() -> None:
     k, n = _heldout_counts()["structural"]
     assert n == 192 and k / n >= 0.85
@@ -220,9 +224,9 @@ def test_bare_from_now_on_with_context_persists() -> None:
     assert admit_text("From now on, don't do that.", context=ctx).decision == "persist"
 
 
-@pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "
-                   "(j14): 'Going forward, for Python files, use black unless ...' is persisted "
-                   "without its condition (P(conditional) 0.30): fails until the method improves")
+# A strict xfail from j14 (w1/w2 refit with a word n-gram block: 'Going forward, for Python files, use
+# black unless ...' persisted without its condition, P(conditional) 0.30) until the twentieth pass's
+# eighth data round (w74-w81 as development data), where it passed.
 def test_exceptions_and_activation_are_extracted() -> None:
     a = admit_text("Going forward, for Python files, use black unless the file is generated.")
     assert a.decision == "persist" and a.conditional

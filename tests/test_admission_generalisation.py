@@ -52,9 +52,8 @@ def test_commaless_fronted_condition_stops_at_the_main_verb() -> None:
     assert c.behavior_quote and "register it" in c.behavior_quote
 
 
-@pytest.mark.xfail(strict=True, reason="learned admitter refit with w1/w2 and a word n-gram block "
-                   "(j14): 'Use tabs for Makefiles.' is persisted as unconditional: fails until the "
-                   "method improves")
+# A strict xfail from j14 (w1/w2 refit with a word n-gram block: 'Use tabs for Makefiles.' persisted as
+# unconditional) until the twentieth pass's eighth data round (w74-w81 as development data), where it passed.
 def test_generic_condition_is_recurring_but_a_definite_one_off_is_not() -> None:
     assert _dec("If a query needs more than three joins, write a view for it.") == (
         "persist", "global", True)

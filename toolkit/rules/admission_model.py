@@ -599,6 +599,10 @@ __getattr__ = batches_attribute("admission")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Twentieth pass, eighth data round (2026-12-04): w74-w81 join after their first contact (67 batch
+# groups, 3264 rows; w78-w81 written from a new brief), no other change. Out of fold on 8 batch folds: structural
+# 2961/3264, non-lasting persisted 32/1608, persist recall 1594/1656 (tree weight 0.3, conditional tree weight 0.5,
+# threshold 0.540).
 # Eighteenth pass, seventh data round (2026-12-04): w70-w73 join after their first contact (59 batch
 # groups, 2880 rows), no other change. Out of fold on 8 batch folds: structural 2610/2880, non-lasting
 # persisted 28/1416, persist recall 1407/1464 (tree weight 0.3, conditional tree weight 0, threshold 0.582).

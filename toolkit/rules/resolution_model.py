@@ -469,6 +469,10 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Twentieth pass, eighth data round (2026-12-04): w74-w81 join after their first contact (2384 scored
+# cases; w78-w81 written from a new brief), no other change. Out of fold: decision 2090/2384, decision+target
+# 1835/2384, unknown 152 (abstention below P(right) 0.407), wrong 397; written ~60-rule libraries 645/521 of 768,
+# 75 unknown.
 # Eighteenth pass, seventh data round (2026-12-04): w70-w73 join after their first contact (2096 scored
 # cases), no other change. Out of fold: decision 1792/2096, decision+target 1587/2096, unknown 183
 # (abstention below P(right) 0.461), wrong 326; written ~60-rule libraries 543/442 of 672, 88 unknown.
