@@ -599,6 +599,10 @@ __getattr__ = batches_attribute("admission")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Twenty-first pass, ninth data round (2026-12-04): w82-w89 join after their first contact (75 batch
+# groups, 3648 rows; all eight written from the twentieth pass's brief), no other change. Out of fold on 8 batch
+# folds: structural 3301/3648, non-lasting persisted 36/1800, persist recall 1783/1848 (tree weight 0.3,
+# conditional tree weight 0.2, threshold 0.520).
 # Twentieth pass, eighth data round (2026-12-04): w74-w81 join after their first contact (67 batch
 # groups, 3264 rows; w78-w81 written from a new brief), no other change. Out of fold on 8 batch folds: structural
 # 2961/3264, non-lasting persisted 32/1608, persist recall 1594/1656 (tree weight 0.3, conditional tree weight 0.5,

@@ -469,6 +469,10 @@ __getattr__ = batches_attribute("resolution")
 
 # The data rounds, newest first: the batches that joined development and the out-of-fold
 # figures then.
+# Twenty-first pass, ninth data round (2026-12-04): w82-w89 join after their first contact (2672 scored
+# cases), no other change. Out of fold: decision 2146/2672, decision+target 1952/2672, unknown 387 (abstention
+# below P(right) 0.551: the operating point rose again), wrong 333; written ~60-rule libraries 634/545 of 864,
+# 184 unknown.
 # Twentieth pass, eighth data round (2026-12-04): w74-w81 join after their first contact (2384 scored
 # cases; w78-w81 written from a new brief), no other change. Out of fold: decision 2090/2384, decision+target
 # 1835/2384, unknown 152 (abstention below P(right) 0.407), wrong 397; written ~60-rule libraries 645/521 of 768,
