@@ -40,6 +40,26 @@ def test_resolve_bad_input_names_file_line_field(tmp_path: Path, capsys) -> None
     assert not out.exists()
 
 
+def test_project_names_may_have_spaces_and_any_letters_but_no_colon_or_outer_space() -> None:
+    """A user names a project as they say it ("project:Harbour Voices", "project:Café-app"): the scope
+    is accepted; a name with a colon, outer white space or nothing after ``project:`` is refused, in
+    rule libraries and in profiles alike (one pattern, ``toolkit.records.PROJECT_NAME``)."""
+    import pytest
+    from pydantic import ValidationError
+
+    from toolkit.profiles import _SCOPE_RE as profile_scope
+    from toolkit.records import Rule
+
+    for ok in ("global", "project", "project:tideway-wp", "project:Harbour Voices", "project:Café-app",
+               "project:O'Neill & Sons"):
+        assert Rule(id="r", behavior="b", scope=ok).scope == ok
+    for bad in ("project: lead", "project:trail ", "project:a:b", "project:", "Project:x", "team"):
+        with pytest.raises(ValidationError, match="scope must be"):
+            Rule(id="r", behavior="b", scope=bad)
+    assert profile_scope.match("project:Harbour Voices") and not profile_scope.match("project")
+    assert not profile_scope.match("project:a:b")
+
+
 def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
     ctx = RunContext(
         out_dir=tmp_path / "resolution",

@@ -19,8 +19,9 @@ from toolkit.compliance._structured import CHECK_TYPES as _CHECK_TYPES
 from toolkit.compliance._structured import NEEDS_INT as _NEEDS_INT
 from toolkit.compliance._structured import NEEDS_PATTERN as _NEEDS_PATTERN
 from toolkit.errors import InputError
+from toolkit.records import PROJECT_NAME
 
-_SCOPE_RE = re.compile(r"^(global|project:[A-Za-z0-9_.\-/]+)$")
+_SCOPE_RE = re.compile(rf"^(global|project:{PROJECT_NAME})$")
 #: check types the compliance reader can run: generated from its registry (toolkit.compliance._structured)
 CHECK_TYPES = _CHECK_TYPES
 _NEEDS_VALUE = set(_NEEDS_INT)

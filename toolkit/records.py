@@ -7,7 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-_SCOPE_RE = re.compile(r"^(global|project(:[A-Za-z0-9_.\-/]+)?)$")
+#: a project's name in a ``project:<name>`` scope: letters of any script, digits, ``_ . - / & ' +``
+#: and inner spaces ("project:Harbour Voices"); no colon, no outer space
+PROJECT_NAME = r"[\w.\-/&'+](?:[\w.\-/&'+ ]*[\w.\-/&'+])?"
+_SCOPE_RE = re.compile(rf"^(global|project(:{PROJECT_NAME})?)$")
 
 
 class _Strict(BaseModel):
