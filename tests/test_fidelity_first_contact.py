@@ -34,6 +34,29 @@ def test_first_contact_needs_a_batch_for_the_diagnostic(tmp_path, capsys):
     assert "holds no batch" in capsys.readouterr().err
 
 
+def test_a_bad_input_in_any_batch_stops_the_run_before_any_batch_is_scored(tmp_path, capsys):
+    """Two resolution batches, the second with a scope the contract refuses: exit 1 with that file,
+    line and field, and neither batch has a first-contact record (the good one is not scored
+    half way through a run that then fails)."""
+    src = ROOT / "fixtures" / "resolution" / "firstcontact" / "w87"
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    for b in (good, bad):
+        b.mkdir()
+        for f in ("resolution.jsonl", "resolution.gold.jsonl"):
+            shutil.copyfile(src / f, b / f)
+    lines = (bad / "resolution.jsonl").read_text().splitlines()
+    obj = json.loads(lines[1])
+    obj["library"][0]["scope"] = "team"
+    lines[1] = json.dumps(obj)
+    (bad / "resolution.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    assert main(["reproduce", "resolution", "--first-contact", str(good), "--first-contact", str(bad),
+                 "--out", str(out)]) == 1
+    assert f"{bad / 'resolution.jsonl'}:2 library.0.scope:" in capsys.readouterr().err
+    assert not (good / "FIRST_CONTACT.json").exists() and not (bad / "FIRST_CONTACT.json").exists()
+    assert not out.exists()
+
+
 def test_batches_used_for_development_since_keep_their_first_contact_rows():
     from toolkit.diagnostics.fidelity import recorded_first_contacts
     from toolkit.splits import first_contact_of, load_splits

@@ -144,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--first-contact", action="append", default=[], metavar="DIR",
                    help="score a batch written apart once and record commit, date and scores in "
                         "DIR/FIRST_CONTACT.json (fidelity: DIR/points.jsonl + DIR/profiles/; admission, "
-                        "resolution: their input and gold files); refuses a second time; repeatable")
+                        "resolution: their input and gold files); refuses a second time; repeatable "
+                        "(every batch's input is checked before any is scored)")
     _add_model_args(r, multi=True)
 
     a = sub.add_parser("admit", help="correction admission and rule extraction")
@@ -205,6 +206,27 @@ def _read(path: str, kind: type) -> list:
     from toolkit.datasets.jsonl import read_jsonl
 
     return read_jsonl(path, kind)
+
+
+def _check_first_contact_inputs(dirs: list[str], names: list[str], markers: dict[str, str]) -> None:
+    """Read every requested batch's input file as its diagnostic will, before any is scored: a batch
+    is scored once, so a bad file met half way through a run would leave some batches scored and the
+    rest not. All problems of all batches are raised together (InputError: exit 1, nothing written)."""
+    from toolkit.datasets.jsonl import read_jsonl
+    from toolkit.records import AdmissionInput, AnnotatedPoint, ResolutionInput
+
+    kinds = {"fidelity": AnnotatedPoint, "admission": AdmissionInput, "resolution": ResolutionInput}
+    problems: list[str] = []
+    for d in dirs:
+        for name in names:
+            path = Path(d) / markers[name]
+            if path.is_file():
+                try:
+                    read_jsonl(path, kinds[name])
+                except InputError as exc:
+                    problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -405,6 +427,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 raise UsageError(
                     f"--first-contact {d}: holds no batch for {', '.join(names)} (fidelity: "
                     "points.jsonl; admission: admission.jsonl; resolution: resolution.jsonl)")
+        _check_first_contact_inputs(args.first_contact, [n for n in names if n in markers], markers)
         options["first_contact"] = list(args.first_contact)
     if getattr(args, "embedder", None):
         from toolkit.llm import get_embedder
