@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from toolkit.cli import main
 from toolkit.datasets.jsonl import read_jsonl
 from toolkit.diagnostics.resolution import run, score_rows
@@ -44,7 +46,6 @@ def test_project_names_may_have_spaces_and_any_letters_but_no_colon_or_outer_spa
     """A user names a project as they say it ("project:Harbour Voices", "project:Café-app"): the scope
     is accepted; a name with a colon, outer white space or nothing after ``project:`` is refused, in
     rule libraries and in profiles alike (one pattern, ``toolkit.records.PROJECT_NAME``)."""
-    import pytest
     from pydantic import ValidationError
 
     from toolkit.profiles import _SCOPE_RE as profile_scope

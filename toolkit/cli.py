@@ -208,23 +208,34 @@ def _read(path: str, kind: type) -> list:
     return read_jsonl(path, kind)
 
 
-def _check_first_contact_inputs(dirs: list[str], names: list[str], markers: dict[str, str]) -> None:
-    """Read every requested batch's input file as its diagnostic will, before any is scored: a batch
-    is scored once, so a bad file met half way through a run would leave some batches scored and the
-    rest not. All problems of all batches are raised together (InputError: exit 1, nothing written)."""
-    from toolkit.datasets.jsonl import read_jsonl
-    from toolkit.records import AdmissionInput, AnnotatedPoint, ResolutionInput
+#: each first-contact diagnostic's input file in a batch folder, and the record it is read as
+_FIRST_CONTACT_INPUTS = {"fidelity": ("points.jsonl", "AnnotatedPoint"),
+                         "admission": ("admission.jsonl", "AdmissionInput"),
+                         "resolution": ("resolution.jsonl", "ResolutionInput")}
 
-    kinds = {"fidelity": AnnotatedPoint, "admission": AdmissionInput, "resolution": ResolutionInput}
+
+def _check_first_contact(dirs: list[str], names: list[str]) -> None:
+    """Every ``--first-contact DIR`` must hold a batch for one of the diagnostics asked for
+    (UsageError otherwise), and every such input is read as its diagnostic will before any batch
+    is scored: a batch is scored once, so a bad file met half way through a run would leave some
+    batches scored and the rest not. All problems of all batches are raised together (InputError:
+    exit 1, nothing written)."""
+    from toolkit import records
+    from toolkit.datasets.jsonl import read_jsonl
+
+    found = {d: [(Path(d) / f, getattr(records, kind)) for n, (f, kind) in _FIRST_CONTACT_INPUTS.items()
+                 if n in names and (Path(d) / f).is_file()] for d in dirs}
+    for d, inputs in found.items():
+        if not inputs:
+            raise UsageError(
+                f"--first-contact {d}: holds no batch for {', '.join(names)} (fidelity: "
+                "points.jsonl; admission: admission.jsonl; resolution: resolution.jsonl)")
     problems: list[str] = []
-    for d in dirs:
-        for name in names:
-            path = Path(d) / markers[name]
-            if path.is_file():
-                try:
-                    read_jsonl(path, kinds[name])
-                except InputError as exc:
-                    problems.extend(exc.problems)
+    for path, kind in (x for inputs in found.values() for x in inputs):
+        try:
+            read_jsonl(path, kind)
+        except InputError as exc:
+            problems.extend(exc.problems)
     if problems:
         raise InputError(problems)
 
@@ -420,14 +431,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             method_class(m)  # fail early (exit 2) on a method that does not load
         options["methods"] = list(args.method)
     if args.first_contact:
-        markers = {"fidelity": "points.jsonl", "admission": "admission.jsonl",
-                   "resolution": "resolution.jsonl"}
-        for d in args.first_contact:
-            if not any(n in names and (Path(d) / m).is_file() for n, m in markers.items()):
-                raise UsageError(
-                    f"--first-contact {d}: holds no batch for {', '.join(names)} (fidelity: "
-                    "points.jsonl; admission: admission.jsonl; resolution: resolution.jsonl)")
-        _check_first_contact_inputs(args.first_contact, [n for n in names if n in markers], markers)
+        _check_first_contact(args.first_contact, names)
         options["first_contact"] = list(args.first_contact)
     if getattr(args, "embedder", None):
         from toolkit.llm import get_embedder
