@@ -131,6 +131,31 @@ def test_rule_text_comes_from_the_lasting_sentence() -> None:
     assert "b" not in picked  # one sentence: the whole message is the rule text
 
 
+def test_out_of_fold_by_batch_adds_up_and_sits_beside_each_first_contact() -> None:
+    """The per-batch out-of-fold counts add up to the development row, and the diagnostic's table
+    sets each written-apart development batch's recorded first-contact score beside its own."""
+    from toolkit.diagnostics.admission import first_contact_vs_oof
+    from toolkit.paper import fixtures_dir
+    from toolkit.rules.admission_model import DEV_BATCHES, fitted_admitter
+    from toolkit.splits import first_contact_of
+
+    sel = fitted_admitter(0).selection
+    k = sum(right for _b, right, _n in sel.oof_by_batch)
+    n = sum(scored for _b, _r, scored in sel.oof_by_batch)
+    assert n == sel.oof_false_persist[1] + sel.oof_persist_recall[1]
+    assert k == round(sel.oof_structural * n)
+    df, text = first_contact_vs_oof(sel.oof_by_batch)
+    recorded = [b for b in DEV_BATCHES if first_contact_of(fixtures_dir() / "admission" / b) is not None]
+    assert list(df.batch) == sorted((b.rsplit("/", 1)[-1] for b in recorded), key=lambda b: (len(b), b))
+    oof = {b.rsplit("/", 1)[-1]: right for b, right, _n in sel.oof_by_batch}
+    for row in df.itertuples():
+        rec = first_contact_of(fixtures_dir() / "admission" / "firstcontact" / row.batch)
+        assert row.first_contact == rec["scores"]["structural"]["k"]
+        assert row.out_of_fold_now == oof[row.batch] and row.gain == row.out_of_fold_now - row.first_contact
+    assert f"{df.first_contact.sum()}/{df.n.sum()}" in text[0]
+    assert f"{df.out_of_fold_now.sum()}/{df.n.sum()}" in text[0]
+
+
 def test_missing_shared_data_fits_on_fixtures_and_says_so(tmp_path) -> None:
     from toolkit.rules.admission_model import training_set
 

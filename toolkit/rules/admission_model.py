@@ -446,6 +446,11 @@ class Selection:
     tree_weight: float = 0.0
     #: the tree head's weight in the conditional head (0: the linear head alone)
     conditional_tree_weight: float = 0.0
+    #: out-of-fold structural decisions per batch (the part of a group before ``:``) at the chosen
+    #: configuration: (right, scored). A written-apart batch's first-contact score is set beside it
+    #: (``prefmem reproduce admission``): the cue tables were revised after reading the batches in
+    #: development, which cross-validation of the learned weights does not undo
+    oof_by_batch: tuple[tuple[str, int, int], ...] = ()
 
 
 def _folds(groups: Sequence[str], scored: Sequence[bool], k: int | None,
@@ -552,9 +557,14 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
             grid.append(row)
             key = (row["structural"], row["persist_recall"], -C, -cw, -sv, -cv, -nw, -tw, -ctw)
             if best is None or key > best[0]:
-                best = (key, row, int((~is_p).sum()), int(is_p.sum()))
+                best = (key, row, int((~is_p).sum()), int(is_p.sum()), struct)
     assert best is not None
-    _, row, n_neg, n_pos = best
+    _, row, n_neg, n_pos, struct = best
+    by_batch: dict[str, list[int]] = {}
+    for i, right in zip(scored, struct, strict=True):
+        tally = by_batch.setdefault(str(data.groups[i]).split(":", 1)[0], [0, 0])
+        tally[0] += int(right)
+        tally[1] += 1
     return Selection(C=row["C"], cue_weight=row["cue_weight"], persist_threshold=row["threshold"],
                      oof_structural=row["structural"], oof_false_persist=(row["false_persist"], n_neg),
                      oof_persist_recall=(int(round(row["persist_recall"] * n_pos)), n_pos), grid=grid,
@@ -564,7 +574,8 @@ def select_params(X: Features, data: TrainingSet, *, Cs: Sequence[float] = (0.3,
                      conditional_ngram_weight=conditional_ngram_weight,
                      char_weights=tuple(char_weights), fold_by=fold_by,
                      tree_weight=float(row["tree_weight"]),
-                     conditional_tree_weight=float(row["conditional_tree_weight"]))
+                     conditional_tree_weight=float(row["conditional_tree_weight"]),
+                     oof_by_batch=tuple((b, k, n) for b, (k, n) in sorted(by_batch.items())))
 
 
 def _apply(p: np.ndarray, t: float) -> np.ndarray:
