@@ -137,7 +137,7 @@ def test_out_of_fold_by_batch_adds_up_and_sits_beside_each_first_contact() -> No
     from toolkit.diagnostics.admission import first_contact_vs_oof
     from toolkit.paper import fixtures_dir
     from toolkit.rules.admission_model import DEV_BATCHES, fitted_admitter
-    from toolkit.splits import first_contact_of
+    from toolkit.splits import first_contact_of, natural_key
 
     sel = fitted_admitter(0).selection
     k = sum(right for _b, right, _n in sel.oof_by_batch)
@@ -146,7 +146,7 @@ def test_out_of_fold_by_batch_adds_up_and_sits_beside_each_first_contact() -> No
     assert k == round(sel.oof_structural * n)
     df, text = first_contact_vs_oof(sel.oof_by_batch)
     recorded = [b for b in DEV_BATCHES if first_contact_of(fixtures_dir() / "admission" / b) is not None]
-    assert list(df.batch) == sorted((b.rsplit("/", 1)[-1] for b in recorded), key=lambda b: (len(b), b))
+    assert list(df.batch) == sorted((b.rsplit("/", 1)[-1] for b in recorded), key=natural_key)
     oof = {b.rsplit("/", 1)[-1]: right for b, right, _n in sel.oof_by_batch}
     for row in df.itertuples():
         rec = first_contact_of(fixtures_dir() / "admission" / "firstcontact" / row.batch)

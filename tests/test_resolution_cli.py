@@ -91,6 +91,35 @@ def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
     } <= written
 
 
+def test_first_contact_beside_out_of_fold_counts_written_cases_of_each_batch() -> None:
+    """Per batch, the written small and ~60-rule cases' out-of-fold answers are tallied beside the
+    batch's recorded first contact; grown copies and cases outside written-apart batches are not."""
+    from types import SimpleNamespace
+
+    from toolkit.diagnostics.resolution import first_contact_vs_oof
+    from toolkit.paper import fixtures_dir
+    from toolkit.splits import first_contact_of
+
+    def case(group: str, rules: int, grown: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(group=group, grown=grown, record=SimpleNamespace(library=[None] * rules))
+
+    cases = [case("firstcontact/w1:a", 2), case("firstcontact/w1:b", 2), case("firstcontact/w1:a", 60, grown=True),
+             case("firstcontact/w1:c", 60), case("dev:x", 2), case("firstcontact/w2:d", 3)]
+    answers = [("reuse", True, True, "r1"), ("add", True, False, None), ("reuse", True, True, "r1"),
+               (None, False, False, None), ("add", True, True, None), ("revise", False, False, "r2")]
+    df, text = first_contact_vs_oof(tuple(answers), cases)
+    w1, w2 = df.set_index("batch").loc["w1"], df.set_index("batch").loc["w2"]
+    assert (w1.small_n, w1.small_decision_oof, w1.small_target_oof) == (2, 2, 1)
+    assert (w1.large_n, w1.large_decision_oof, w1.large_target_oof) == (1, 0, 0)  # the grown copy left out
+    assert (w2.small_n, w2.small_decision_oof, w2.large_n) == (1, 0, 0)
+    rec = first_contact_of(fixtures_dir() / "resolution" / "firstcontact" / "w1")["scores"]
+    assert w1.small_decision_fc == rec["small"]["decision"] and w1.large_target_fc == rec["large"]["decision_target"]
+    assert list(df.batch) == ["w1", "w2"]
+    assert f"decision {rec['small']['decision'] + w2.small_decision_fc}/3 at first contact, 2/3 out of fold now" in text[0]
+    with pytest.raises(ValueError, match="5 out-of-fold answers for 6"):
+        first_contact_vs_oof(tuple(answers[:5]), cases)
+
+
 def test_unknowns_are_counted_apart() -> None:
     cases, gold = load_cases("heldout")
     res = [

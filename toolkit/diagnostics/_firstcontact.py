@@ -225,3 +225,33 @@ def batch_label(batch: Path) -> str:
         return batch.resolve().relative_to(REPO_ROOT).as_posix()
     except ValueError:
         return batch.name
+
+
+#: why a batch scores higher out of fold now than at its first contact (printed by the
+#: admission and resolution diagnostics beside their per-batch tables)
+READ_AFTER = ("The gap mixes the method's progress since each first contact with what reading the batch "
+              "taught it (its cue tables and label policy were revised with the batch in view, which "
+              "cross-validation of the learned weights does not undo), so the development row's out-of-fold "
+              "score is optimistic for new writing; the first-contact rows, scored before anyone read them, "
+              "are the estimate.")
+
+
+def gap_figure(df: pd.DataFrame, pairs: Sequence[tuple[str, str, str]], title: str) -> Any:
+    """Per batch, a score at first contact (x) against out of fold now (y), one series per
+    ``(first-contact column, out-of-fold column, label)``; points above the diagonal gained."""
+    from toolkit.viz import new_figure
+
+    fig = new_figure(5.0, 4.2)
+    ax = fig.subplots()
+    cols = df[[x for x, _, _ in pairs] + [y for _, y, _ in pairs]]
+    lo, hi = int(cols.min().min()) - 1, int(cols.max().max()) + 1
+    ax.plot([lo, hi], [lo, hi], color="0.6", lw=1, ls="--")
+    for x, y, label in pairs:
+        ax.scatter(df[x], df[y], s=18, alpha=0.6, label=label)
+    ax.set_xlabel("right at first contact")
+    ax.set_ylabel("right out of fold now")
+    if len(pairs) > 1:
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title)
+    return fig
+

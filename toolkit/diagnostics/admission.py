@@ -254,7 +254,8 @@ def first_contact_vs_oof(oof_by_batch: tuple[tuple[str, int, int], ...]) -> tupl
     ``FIRST_CONTACT.json``) beside its out-of-fold score now. The gap is what the development row
     overstates for new writing: after a first contact the batch was read and the cue tables and
     label policy revised, and cross-validation of the learned weights does not undo that."""
-    from toolkit.splits import first_contact_of
+    from toolkit.diagnostics._firstcontact import READ_AFTER
+    from toolkit.splits import first_contact_of, natural_key
 
     rows = []
     for batch, k, n in oof_by_batch:
@@ -264,7 +265,7 @@ def first_contact_vs_oof(oof_by_batch: tuple[tuple[str, int, int], ...]) -> tupl
         s = rec["scores"]["structural"]
         rows.append({"batch": batch.rsplit("/", 1)[-1], "n": n, "first_contact": int(s["k"]),
                      "out_of_fold_now": k, "gain": k - int(s["k"]), "recorded": f"{rec['date']} {rec['commit'][:12]}"})
-    rows.sort(key=lambda r: (len(r["batch"]), r["batch"]))  # w2 before w10
+    rows.sort(key=lambda r: natural_key(r["batch"]))  # w2 before w10
     df = pd.DataFrame(rows, columns=["batch", "n", "first_contact", "out_of_fold_now", "gain", "recorded"])
     if df.empty:
         return df, []
@@ -272,28 +273,8 @@ def first_contact_vs_oof(oof_by_batch: tuple[tuple[str, int, int], ...]) -> tupl
     text = [f"Written-apart batches now in development ({len(df)}, {n} instructions): structural "
             f"{fc}/{n} ({fc / n:.3f}) at first contact, {oof}/{n} ({oof / n:.3f}) out of fold now; "
             f"{int((df.gain > 0).sum())} batches score higher out of fold than at first contact, "
-            f"{int((df.gain < 0).sum())} lower (table `first_contact_vs_oof`). The gap mixes the "
-            "method's progress since each first contact with what reading the batch taught it (its cue "
-            "tables and label policy were revised with the batch in view, which cross-validation of the "
-            "learned weights does not undo), so the development row's out-of-fold score is optimistic "
-            "for new writing; the first-contact rows, scored before anyone read them, are the estimate."]
+            f"{int((df.gain < 0).sum())} lower (table `first_contact_vs_oof`). {READ_AFTER}"]
     return df, text
-
-
-def first_contact_vs_oof_figure(df: pd.DataFrame) -> Any:
-    """Per batch, first contact against out of fold now (points above the diagonal gained)."""
-    from toolkit.viz import new_figure
-
-    fig = new_figure(5.0, 4.2)
-    ax = fig.subplots()
-    lo = int(min(df.first_contact.min(), df.out_of_fold_now.min())) - 1
-    hi = int(df.n.max())
-    ax.plot([lo, hi], [lo, hi], color="0.6", lw=1, ls="--")
-    ax.scatter(df.first_contact, df.out_of_fold_now, s=18, alpha=0.7)
-    ax.set_xlabel("structural decisions right at first contact")
-    ax.set_ylabel("right out of fold now")
-    ax.set_title(f"Admission: first contact vs out of fold ({len(df)} batches)")
-    return fig
 
 
 def run(ctx: RunContext) -> Result:
@@ -350,12 +331,15 @@ def run(ctx: RunContext) -> Result:
     tables["roles"] = roles
     text[0:0] = role_text
     if ctx.chat_model(first).is_offline:
+        from toolkit.diagnostics._firstcontact import gap_figure
         from toolkit.rules.admission_model import fitted_admitter
 
         gap, gap_text = first_contact_vs_oof(fitted_admitter(ctx.seed).selection.oof_by_batch)
         if not gap.empty:
             tables["first_contact_vs_oof"] = gap
-            figures["first_contact_vs_oof"] = first_contact_vs_oof_figure(gap)
+            figures["first_contact_vs_oof"] = gap_figure(
+                gap, [("first_contact", "out_of_fold_now", "structural")],
+                f"Admission: first contact vs out of fold ({len(gap)} batches)")
             text[1:1] = gap_text  # after the learned admitter's paragraph (the development row)
     meta = {"n_heldout": len(records), "models": list(ctx.models), "seed": ctx.seed,
             "counts": {m: summary_counts(s) for m, s in per_model.items()},

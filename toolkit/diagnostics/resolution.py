@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from toolkit.diagnostics._firstcontact import gap_figure
 from toolkit.diagnostics.result import Result, compare_rows
 from toolkit.metrics import fixed_rate, wilson_ci
 from toolkit.paper import fixtures_dir, paper_figures
@@ -240,6 +241,51 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
     return pd.DataFrame(rows).fillna({"recorded": "-"}), text
 
 
+def first_contact_vs_oof(oof_cases: tuple, cases: list) -> tuple[pd.DataFrame, list[str]]:
+    """Each written-apart development batch's first-contact scores (its ``FIRST_CONTACT.json``:
+    small libraries and libraries written at ~60 rules) beside its out-of-fold scores now.
+    ``oof_cases`` are the selection's per-case answers, ``cases`` the development cases they
+    belong to (the written ones, in the fit's order); grown copies are left out, as first contact
+    never sees them."""
+    from toolkit.diagnostics._firstcontact import READ_AFTER, SMALL_LIBRARY
+    from toolkit.splits import first_contact_of, natural_key
+
+    if len(cases) != len(oof_cases):
+        raise ValueError(f"{len(oof_cases)} out-of-fold answers for {len(cases)} development cases")
+    tally: dict[str, dict[str, list[int]]] = {}
+    for case, (_op, dec, tgt, _target) in zip(cases, oof_cases, strict=True):
+        batch = case.group.split(":", 1)[0]
+        if case.grown or not batch.startswith("firstcontact/"):
+            continue
+        size = "large" if len(case.record.library) > SMALL_LIBRARY else "small"
+        t = tally.setdefault(batch, {"small": [0, 0, 0], "large": [0, 0, 0]})[size]
+        t[0], t[1], t[2] = t[0] + 1, t[1] + int(dec), t[2] + int(tgt)
+    rows = []
+    for batch in sorted(tally, key=natural_key):
+        rec = first_contact_of(fixtures_dir() / "resolution" / batch)
+        if rec is None:
+            continue
+        row: dict[str, Any] = {"batch": batch.rsplit("/", 1)[-1]}
+        for size in ("small", "large"):
+            n, dec, tgt = tally[batch][size]
+            g = rec["scores"].get(size) or {}
+            row |= {f"{size}_n": n, f"{size}_decision_fc": g.get("decision"), f"{size}_decision_oof": dec,
+                    f"{size}_target_fc": g.get("decision_target"), f"{size}_target_oof": tgt}
+        row["recorded"] = f"{rec['date']} {rec['commit'][:12]}"
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df, []
+    parts = []
+    for size, label in (("small", "small libraries"), ("large", "libraries written at ~60 rules")):
+        n = int(df[f"{size}_n"].sum())
+        parts.append(f"{label}: decision {int(df[f'{size}_decision_fc'].sum())}/{n} at first contact, "
+                     f"{int(df[f'{size}_decision_oof'].sum())}/{n} out of fold now; decision+target "
+                     f"{int(df[f'{size}_target_fc'].sum())}/{n}, {int(df[f'{size}_target_oof'].sum())}/{n}")
+    return df, [f"Written-apart batches now in development ({len(df)}; table `first_contact_vs_oof`): "
+                + "; ".join(parts) + f". {READ_AFTER}"]
+
+
 def run(ctx: RunContext) -> Result:
     """Held-out decision accuracy, growth to 497 rules, and the long-run simulation."""
     opts = ctx.options
@@ -409,6 +455,13 @@ def run(ctx: RunContext) -> Result:
     ]
     roles, role_text = resolution_roles(ctx, pool)
     text[0:0] = role_text
+    gap = pd.DataFrame()
+    if ctx.chat_model(ctx.models[0]).is_offline:
+        from toolkit.rules.resolution_model import development_cases, fitted_resolver
+
+        gap, gap_text = first_contact_vs_oof(fitted_resolver(0).selection.oof_cases,
+                                             [c for c in development_cases() if not c.derived])
+        text[1:1] = gap_text  # after the learned resolver's paragraph (the development row)
     meta = {
         "cases": name,
         "n_cases": len(cases),
@@ -429,8 +482,11 @@ def run(ctx: RunContext) -> Result:
             "resolution_growth_summary": summary,
             "resolution_longrun": longrun,
             "resolution_longrun_summary": lr_summary,
-        },
-        figures=figures,
+        } | ({"first_contact_vs_oof": gap} if not gap.empty else {}),
+        figures=figures | ({"first_contact_vs_oof": gap_figure(
+            gap, [("small_target_fc", "small_target_oof", "small libraries, decision+target"),
+                  ("large_target_fc", "large_target_oof", "~60 rules written, decision+target")],
+            f"Resolution: first contact vs out of fold ({len(gap)} batches)")} if not gap.empty else {}),
         text=text,
         meta=meta,
     )
