@@ -32,7 +32,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
-from toolkit.rules._analyzers import MemoAnalyzer
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
 from toolkit.rules.cues import parse_cues
 from toolkit.splits import batches_attribute, development_batches
@@ -208,17 +207,16 @@ class _Head(ClassifierMixin, BaseEstimator):
         if self.ngram_weight > 0:
             from sklearn.feature_extraction.text import CountVectorizer
 
-            self.ngrams_ = CountVectorizer(analyzer=MemoAnalyzer(ngram_range=(1, 2), lowercase=True),
-                                           binary=True, min_df=2).fit(list(X.texts))
+            self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True, min_df=2,
+                                           lowercase=True).fit(list(X.texts))
         if self.char_weight > 0:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             # character n-grams inside word boundaries, case kept: the shape of a name
             # (``stm32-bootloader``, ``Ashfall``) or of a quantity carries over to batches whose
             # words the training set never saw, where word n-grams only memorise names
-            self.chars_ = TfidfVectorizer(analyzer=MemoAnalyzer(analyzer="char_wb", ngram_range=(2, 5),
-                                                                lowercase=False),
-                                          min_df=3, sublinear_tf=True).fit(list(X.texts))
+            self.chars_ = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), min_df=3,
+                                          lowercase=False, sublinear_tf=True).fit(list(X.texts))
         from threadpoolctl import threadpool_limits
 
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight=self.class_weight,

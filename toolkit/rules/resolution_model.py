@@ -51,7 +51,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
 from toolkit.records import ResolutionInput
-from toolkit.rules._analyzers import MemoAnalyzer
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
 from toolkit.rules.resolution_cues import segment_cues, split_segments
 from toolkit.rules.resolution_pairs import PAIR_COLUMNS, pair_matrix, top_features
@@ -256,7 +255,7 @@ class OperationModel(ClassifierMixin, BaseEstimator):
             # (512 cases, batch folds, without the behaviour cosine) 432/379 -> 437/384 (2 over
             # distinct texts: 430/378); as shipped (own stemmer, behaviour cosine) 434/381 against
             # 430/377 for main's method on the same cases and folds
-            self.ngrams_ = CountVectorizer(analyzer=MemoAnalyzer(ngram_range=(1, 2)), binary=True,
+            self.ngrams_ = CountVectorizer(ngram_range=(1, 2), binary=True,
                                            min_df=self.ngram_min_df).fit(
                 [t for t, o in zip(X.texts, own, strict=True) if o])
         self.model_ = LogisticRegression(C=self.C, max_iter=5000, class_weight="balanced",
