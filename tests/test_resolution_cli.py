@@ -92,32 +92,31 @@ def test_reproduce_resolution_writes_tables_and_plots(tmp_path: Path) -> None:
 
 
 def test_first_contact_beside_out_of_fold_counts_written_cases_of_each_batch() -> None:
-    """Per batch, the written small and ~60-rule cases' out-of-fold answers are tallied beside the
-    batch's recorded first contact; grown copies and cases outside written-apart batches are not."""
-    from types import SimpleNamespace
-
+    """The fit's per-batch tally of written cases adds up to its small and written ~60-rule rows, and
+    the diagnostic sets each batch's tally beside its recorded first contact."""
     from toolkit.diagnostics.resolution import first_contact_vs_oof
     from toolkit.paper import fixtures_dir
+    from toolkit.rules.resolution_model import fitted_resolver
     from toolkit.splits import first_contact_of
 
-    def case(group: str, rules: int, grown: bool = False) -> SimpleNamespace:
-        return SimpleNamespace(group=group, grown=grown, record=SimpleNamespace(library=[None] * rules))
-
-    cases = [case("firstcontact/w1:a", 2), case("firstcontact/w1:b", 2), case("firstcontact/w1:a", 60, grown=True),
-             case("firstcontact/w1:c", 60), case("dev:x", 2), case("firstcontact/w2:d", 3)]
-    answers = [("reuse", True, True, "r1"), ("add", True, False, None), ("reuse", True, True, "r1"),
-               (None, False, False, None), ("add", True, True, None), ("revise", False, False, "r2")]
-    df, text = first_contact_vs_oof(tuple(answers), cases)
-    w1, w2 = df.set_index("batch").loc["w1"], df.set_index("batch").loc["w2"]
-    assert (w1.small_n, w1.small_decision_oof, w1.small_target_oof) == (2, 2, 1)
-    assert (w1.large_n, w1.large_decision_oof, w1.large_target_oof) == (1, 0, 0)  # the grown copy left out
-    assert (w2.small_n, w2.small_decision_oof, w2.large_n) == (1, 0, 0)
+    sel = fitted_resolver(0).selection
+    for size, group in (("small", "small"), ("large", "large_written")):
+        rows = [r for r in sel.oof_by_batch if r[1] == size]
+        want = sel.oof_groups[group]
+        assert sum(r[2] for r in rows) == want["n"]
+        assert sum(r[3] for r in rows) == want["decision"] and sum(r[4] for r in rows) == want["decision_target"]
+    tally = (("dev", "small", 5, 5, 5), ("firstcontact/w2", "small", 12, 7, 6), ("firstcontact/w2", "large", 12, 3, 2),
+             ("firstcontact/w1", "small", 12, 11, 10), ("firstcontact/w1", "large", 12, 8, 8))
+    df, text = first_contact_vs_oof(tally)
+    assert list(df.batch) == ["w1", "w2"]  # dev has no first contact; w2 after w1
+    w1 = df.set_index("batch").loc["w1"]
     rec = first_contact_of(fixtures_dir() / "resolution" / "firstcontact" / "w1")["scores"]
+    assert (w1.small_n, w1.small_decision_oof, w1.small_target_oof, w1.large_target_oof) == (12, 11, 10, 8)
     assert w1.small_decision_fc == rec["small"]["decision"] and w1.large_target_fc == rec["large"]["decision_target"]
-    assert list(df.batch) == ["w1", "w2"]
-    assert f"decision {rec['small']['decision'] + w2.small_decision_fc}/3 at first contact, 2/3 out of fold now" in text[0]
-    with pytest.raises(ValueError, match="5 out-of-fold answers for 6"):
-        first_contact_vs_oof(tuple(answers[:5]), cases)
+    small, large = text[0].split("~60")
+    rec2 = first_contact_of(fixtures_dir() / "resolution" / "firstcontact" / "w2")["scores"]
+    assert f"decision {rec['small']['decision'] + rec2['small']['decision']}/24 at first contact, 18/24 out of fold" in small
+    assert f"decision+target {rec['large']['decision_target'] + rec2['large']['decision_target']}/24, 10/24" in large
 
 
 def test_unknowns_are_counted_apart() -> None:

@@ -241,25 +241,18 @@ def resolution_roles(ctx: RunContext, pool: Any) -> tuple[pd.DataFrame, list[str
     return pd.DataFrame(rows).fillna({"recorded": "-"}), text
 
 
-def first_contact_vs_oof(oof_cases: tuple, cases: list) -> tuple[pd.DataFrame, list[str]]:
+def first_contact_vs_oof(oof_by_batch: tuple[tuple[str, str, int, int, int], ...]) -> tuple[pd.DataFrame, list[str]]:
     """Each written-apart development batch's first-contact scores (its ``FIRST_CONTACT.json``:
-    small libraries and libraries written at ~60 rules) beside its out-of-fold scores now.
-    ``oof_cases`` are the selection's per-case answers, ``cases`` the development cases they
-    belong to (the written ones, in the fit's order); grown copies are left out, as first contact
-    never sees them."""
-    from toolkit.diagnostics._firstcontact import READ_AFTER, SMALL_LIBRARY
+    small libraries and libraries written at ~60 rules) beside its out-of-fold scores now, from the
+    selection's per-batch tally ``(batch, "small" | "large", cases, decision right, decision+target
+    right)`` of written cases (grown copies left out, as first contact never sees them)."""
+    from toolkit.diagnostics._firstcontact import READ_AFTER
     from toolkit.splits import first_contact_of, natural_key
 
-    if len(cases) != len(oof_cases):
-        raise ValueError(f"{len(oof_cases)} out-of-fold answers for {len(cases)} development cases")
-    tally: dict[str, dict[str, list[int]]] = {}
-    for case, (_op, dec, tgt, _target) in zip(cases, oof_cases, strict=True):
-        batch = case.group.split(":", 1)[0]
-        if case.grown or not batch.startswith("firstcontact/"):
-            continue
-        size = "large" if len(case.record.library) > SMALL_LIBRARY else "small"
-        t = tally.setdefault(batch, {"small": [0, 0, 0], "large": [0, 0, 0]})[size]
-        t[0], t[1], t[2] = t[0] + 1, t[1] + int(dec), t[2] + int(tgt)
+    tally: dict[str, dict[str, tuple[int, int, int]]] = {}
+    for batch, size, n, dec, tgt in oof_by_batch:
+        if batch.startswith("firstcontact/"):
+            tally.setdefault(batch, {"small": (0, 0, 0), "large": (0, 0, 0)})[size] = (n, dec, tgt)
     rows = []
     for batch in sorted(tally, key=natural_key):
         rec = first_contact_of(fixtures_dir() / "resolution" / batch)
@@ -457,10 +450,9 @@ def run(ctx: RunContext) -> Result:
     text[0:0] = role_text
     gap = pd.DataFrame()
     if ctx.chat_model(ctx.models[0]).is_offline:
-        from toolkit.rules.resolution_model import development_cases, fitted_resolver
+        from toolkit.rules.resolution_model import fitted_resolver
 
-        gap, gap_text = first_contact_vs_oof(fitted_resolver(0).selection.oof_cases,
-                                             [c for c in development_cases() if not c.derived])
+        gap, gap_text = first_contact_vs_oof(fitted_resolver(0).selection.oof_by_batch)
         text[1:1] = gap_text  # after the learned resolver's paragraph (the development row)
     meta = {
         "cases": name,

@@ -613,6 +613,11 @@ class Selection:
     grown_weight: float = 1.0
     #: out-of-fold utility at the chosen point (right answers less ``wrong_cost`` per wrong one)
     oof_utility: float = 0.0
+    #: per batch (the part of a case's group before ``:``) and library size ("small" or "large"),
+    #: the written cases' out-of-fold (cases, decision right, decision+target right): grown copies
+    #: left out, as first contact never sees them (``prefmem reproduce resolution`` sets each
+    #: written-apart batch's first-contact score beside them)
+    oof_by_batch: tuple[tuple[str, str, int, int, int], ...] = ()
 
 
 #: a grid row's per-case entries (kept out of ``Selection.grid``)
@@ -851,6 +856,12 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     row = best[1]
     # the calibrator the fitted resolver uses: fit on every written case's out-of-fold answer
     calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"], row["right"])
+    tally: dict[tuple[str, str], list[int]] = {}
+    for c, (_op, dec, tgt, _t) in zip([c for c in cases if not c.derived], row["cases"], strict=True):
+        if not c.grown:
+            t = tally.setdefault((c.group.split(":", 1)[0], "large" if len(c.record.library) > 10 else "small"),
+                                 [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + 1, t[1] + int(dec), t[2] + int(tgt)
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"],
                      oof_decision=(row["decision"], row["n"]),
@@ -862,7 +873,8 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
                      target_pairwise=t_choice[0], target_C=t_choice[1], target_grid=t_grid,
                      calibrator=calibrator, wrong_cost=wrong_cost,
                      oof_wrong=row["groups"]["all"]["wrong"], grown_weight=row["grown_weight"],
-                     oof_utility=row["utility"])
+                     oof_utility=row["utility"],
+                     oof_by_batch=tuple((b, size, *t) for (b, size), t in sorted(tally.items())))
 
 
 @dataclass(frozen=True)
