@@ -258,14 +258,13 @@ def first_contact_vs_oof(oof_by_batch: tuple[tuple[str, int, int], ...]) -> tupl
     from toolkit.splits import first_contact_of, natural_key
 
     rows = []
-    for batch, k, n in oof_by_batch:
+    for batch, k, n in sorted(oof_by_batch, key=lambda t: natural_key(t[0])):  # w2 before w10
         rec = first_contact_of(fixtures_dir() / "admission" / batch) if batch.startswith("firstcontact/") else None
         if rec is None or n == 0:
             continue
         s = rec["scores"]["structural"]
         rows.append({"batch": batch.rsplit("/", 1)[-1], "n": n, "first_contact": int(s["k"]),
                      "out_of_fold_now": k, "gain": k - int(s["k"]), "recorded": f"{rec['date']} {rec['commit'][:12]}"})
-    rows.sort(key=lambda r: natural_key(r["batch"]))  # w2 before w10
     df = pd.DataFrame(rows, columns=["batch", "n", "first_contact", "out_of_fold_now", "gain", "recorded"])
     if df.empty:
         return df, []

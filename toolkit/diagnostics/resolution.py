@@ -448,12 +448,20 @@ def run(ctx: RunContext) -> Result:
     ]
     roles, role_text = resolution_roles(ctx, pool)
     text[0:0] = role_text
-    gap = pd.DataFrame()
+    tables = {"resolution": table, "roles": roles, "resolution_cases": cases_df, "resolution_categories": cats,
+              "resolution_growth": growth, "resolution_growth_summary": summary, "resolution_longrun": longrun,
+              "resolution_longrun_summary": lr_summary}
     if ctx.chat_model(ctx.models[0]).is_offline:
         from toolkit.rules.resolution_model import fitted_resolver
 
         gap, gap_text = first_contact_vs_oof(fitted_resolver(0).selection.oof_by_batch)
-        text[1:1] = gap_text  # after the learned resolver's paragraph (the development row)
+        if not gap.empty:
+            tables["first_contact_vs_oof"] = gap
+            figures["first_contact_vs_oof"] = gap_figure(
+                gap, [("small_target_fc", "small_target_oof", "small libraries, decision+target"),
+                      ("large_target_fc", "large_target_oof", "~60 rules written, decision+target")],
+                f"Resolution: first contact vs out of fold ({len(gap)} batches)")
+            text[1:1] = gap_text  # after the learned resolver's paragraph (the development row)
     meta = {
         "cases": name,
         "n_cases": len(cases),
@@ -463,22 +471,4 @@ def run(ctx: RunContext) -> Result:
         "longrun_seeds": lr_seeds,
         "models": list(ctx.models),
     }
-    return Result(
-        name="resolution",
-        tables={
-            "resolution": table,
-            "roles": roles,
-            "resolution_cases": cases_df,
-            "resolution_categories": cats,
-            "resolution_growth": growth,
-            "resolution_growth_summary": summary,
-            "resolution_longrun": longrun,
-            "resolution_longrun_summary": lr_summary,
-        } | ({"first_contact_vs_oof": gap} if not gap.empty else {}),
-        figures=figures | ({"first_contact_vs_oof": gap_figure(
-            gap, [("small_target_fc", "small_target_oof", "small libraries, decision+target"),
-                  ("large_target_fc", "large_target_oof", "~60 rules written, decision+target")],
-            f"Resolution: first contact vs out of fold ({len(gap)} batches)")} if not gap.empty else {}),
-        text=text,
-        meta=meta,
-    )
+    return Result(name="resolution", tables=tables, figures=figures, text=text, meta=meta)

@@ -758,6 +758,7 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     # batches (the first-contact question: how does the method fare on a batch it never saw)
     fold_idx = _folds([c.group.split(":")[0] if batch_folds else c.group for c in cases], folds)
     n = len(cases)
+    large = np.array([len(ids) > 10 for ids, _ in X.pairs])  # libraries beyond the small ones
     # derived rows train the folds that do not hold their case; only written cases are scored
     scored = np.array([not c.derived for c in cases])
     grown = np.array([c.grown for c in cases])
@@ -825,7 +826,6 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
         # the operating point: the most right answers less WRONG_COST per wrong one
         t_best, utility = operating_point(p_right[scored], tgt_ok[scored], wrong_cost)
         ans = scored & (p_right >= t_best)
-        large = np.array([len(ids) > 10 for ids, _ in X.pairs])
         groups = {g: {"n": int(m.sum()), "decision": int((dec_ok & ans & m).sum()),
                       "decision_target": int((tgt_ok & ans & m).sum()),
                       "unknown": int((~ans & m).sum()),
@@ -856,11 +856,10 @@ def select_params(X: CaseFeatures, cases: Sequence[Case], grammar_ok: Sequence[t
     row = best[1]
     # the calibrator the fitted resolver uses: fit on every written case's out-of-fold answer
     calibrator = AnswerCalibrator(1.0, random_state).fit(row["features"], row["right"])
-    tally: dict[tuple[str, str], list[int]] = {}
-    for c, (_op, dec, tgt, _t) in zip([c for c in cases if not c.derived], row["cases"], strict=True):
-        if not c.grown:
-            t = tally.setdefault((c.group.split(":", 1)[0], "large" if len(c.record.library) > 10 else "small"),
-                                 [0, 0, 0])
+    tally: dict[tuple[str, str], list[int]] = {}  # the masks of ``oof_groups``' small and large_written
+    for i, (_op, dec, tgt, _t) in zip(np.flatnonzero(scored), row["cases"], strict=True):
+        if not grown[i]:
+            t = tally.setdefault((cases[i].group.split(":", 1)[0], "large" if large[i] else "small"), [0, 0, 0])
             t[0], t[1], t[2] = t[0] + 1, t[1] + int(dec), t[2] + int(tgt)
     return Selection(C=row["C"], vector_weight=row["vector_weight"], threshold=row["threshold"],
                      ngram_weight=row["ngram_weight"],
