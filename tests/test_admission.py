@@ -237,9 +237,9 @@ def test_exceptions_are_extracted() -> None:
 # A strict xfail from j14 (w1/w2 refit with a word n-gram block: 'Going forward, for Python files, use
 # black unless ...' persisted without its condition, P(conditional) 0.30) until the twentieth pass's
 # eighth data round (w74-w81 as development data), where it passed; the twenty-first pass's ninth data
-# round (w82-w89 too, no other change) persisted it without its condition again (P(conditional) 0.44).
-@pytest.mark.xfail(strict=True, reason="ninth data round: 'for Python files' read as no condition "
-                   "(P(conditional) 0.44; it passed after the eighth data round only)")
+# round (w82-w89 too, no other change) persisted it without its condition again (P(conditional) 0.44),
+# so it was a strict xfail. Twenty-third pass: with public technologies' names read as one placeholder
+# by the n-gram blocks (toolkit/resources/admission/technologies.yaml) it passes, so an ordinary test.
 def test_activation_is_extracted() -> None:
     a = admit_text("Going forward, for Python files, use black unless the file is generated.")
     assert a.decision == "persist" and a.conditional

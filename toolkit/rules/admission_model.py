@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +35,7 @@ from sklearn.utils import check_random_state
 from toolkit.rules._embed import DEFAULT_EMBEDDER, embed
 from toolkit.rules.cues import parse_cues
 from toolkit.splits import batches_attribute, development_batches
-from toolkit.text import load_table
+from toolkit.text import lexicon_spans, load_table, mask_mentions
 
 DECISIONS: tuple[str, ...] = ("persist", "task_local", "defer")
 #: sentence vectors are unit-norm; sqrt(d) * VECTOR_SCALE / 10 puts them on the cue features' scale
@@ -61,6 +61,15 @@ CUE_KINDS: tuple[tuple[str, str], ...] = (
     ("admission/items", "stack_fact"), ("admission/items", "situation_condition"),
     ("admission/items", "deictic_place"), ("admission/items", "context_project"),
 )
+#: kinds that name a place of the user's (a project, a service): a match that names a public
+#: technology ("In typescript, ...", "python-dotenv") is no place of theirs and is not counted.
+PLACE_KINDS: frozenset[str] = frozenset({"named_place", "proper_name", "context_project"})
+#: public technologies (languages, file kinds, the most used packages; built from public lists by
+#: :mod:`toolkit.resources.build_technologies`). The word and character n-gram blocks read each
+#: mention as :data:`TECHNOLOGY_PLACEHOLDER`, so "any terraform you write" and "any prometheus alert
+#: you add" share their n-grams, and a tool's name no longer looks like a made-up project's.
+TECHNOLOGIES: tuple[str, str] = ("admission/technologies", "public_technology")
+TECHNOLOGY_PLACEHOLDER = "TECHNAME"
 #: features of the cue grammar's reading of the whole message
 GRAMMAR_KEYS: tuple[str, ...] = (
     "lasting", "temporary", "project", "condition", "exception", "vague", "retraction",
@@ -107,14 +116,29 @@ def feature_names() -> list[str]:
     return base + [f"{a}*{b}" for a in ITEM_KINDS for b in RECURRENCE_KINDS]
 
 
-def _any_of(entry: object) -> re.Pattern[str] | None:
-    """One pattern that matches wherever any of the entry's patterns does (an alternation of
-    them, case-insensitive: a kind is one search per text, not one per pattern)."""
+def _any_of(entry: object, key: str = "") -> Callable[[str], bool] | None:
+    """Whether a text shows the entry's kind: one search per text, not one per pattern (an
+    alternation of the patterns, case-insensitive). A place kind (:data:`PLACE_KINDS`) needs a
+    match that names no public technology."""
     pats = [p.removeprefix("(?i)") for p in entry.all_patterns()]  # type: ignore[attr-defined]
     if not pats:
         return None
     alternation = "|".join(f"(?:{p})" for p in pats)
-    return re.compile(alternation, entry.re_flags() | re.IGNORECASE)  # type: ignore[attr-defined]
+    rx = re.compile(alternation, entry.re_flags() | re.IGNORECASE)  # type: ignore[attr-defined]
+    if key not in PLACE_KINDS:
+        return lambda t: rx.search(t) is not None
+    tech = _technologies()
+    return lambda t: any(not lexicon_spans(m.group(0), tech) for m in rx.finditer(t))
+
+
+def _technologies() -> frozenset[str]:
+    """The public technologies' names (:data:`TECHNOLOGIES`)."""
+    return load_table(TECHNOLOGIES[0])[TECHNOLOGIES[1]]
+
+
+def ngram_text(text: str) -> str:
+    """The text the n-gram blocks read: public technologies' names as one placeholder."""
+    return mask_mentions(text, _technologies(), TECHNOLOGY_PLACEHOLDER)
 
 
 def cue_features(texts: Sequence[str]) -> np.ndarray:
@@ -126,12 +150,12 @@ def cue_features(texts: Sequence[str]) -> np.ndarray:
     the item-at-hand x recurrence conjunctions (:data:`ITEM_KINDS`, :data:`RECURRENCE_KINDS`)."""
     from toolkit.rules.admission import allowed_decisions, detect_signal
 
-    compiled = [_any_of(load_table(table).entry(key)) for table, key in CUE_KINDS]
+    compiled = [_any_of(load_table(table).entry(key), key) for table, key in CUE_KINDS]
     i_fact = CUE_KINDS.index(("admission/items", "stack_fact"))
     i_temporary = CUE_KINDS.index(("admission/cues", "temporary"))
     rows = []
     for t in texts:
-        kinds = [float(p is not None and p.search(t) is not None) for p in compiled]
+        kinds = [float(p is not None and p(t)) for p in compiled]
         c = parse_cues(t)
         g = c.features()
         signal = detect_signal(t)
@@ -155,13 +179,14 @@ class Features:
 
     vectors: np.ndarray
     cues: np.ndarray
-    #: the texts themselves (the word n-gram block is fit on the training texts of each head)
+    #: the texts as the n-gram blocks read them (:func:`ngram_text`; the word and character n-gram
+    #: blocks are fit on the training texts of each head)
     texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, texts: Sequence[str], embedder: str = DEFAULT_EMBEDDER) -> Features:
         """Embed and read cues for ``texts``."""
-        return cls(embed(texts, embedder), cue_features(texts), tuple(texts))
+        return cls(embed(texts, embedder), cue_features(texts), tuple(ngram_text(t) for t in texts))
 
     def take(self, idx: np.ndarray) -> Features:
         """The rows ``idx``."""

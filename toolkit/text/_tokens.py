@@ -84,6 +84,49 @@ def words(text: str) -> list[str]:
     return [t.text for t in tokens(text)]
 
 
+#: a name as written in prose: inner . + # - kept ("c++", "node.js", "scikit-learn"); a trailing
+#: full stop or hyphen is punctuation
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9+#._\-]*[a-z0-9+#]|[a-z0-9]")
+
+
+def lexicon_spans(text: str, lexicon: frozenset[str], longest: int = 3) -> list[tuple[int, int, str]]:
+    """Where ``text`` mentions the lexicon's names (case-insensitive): ``(start, end, name)``, the
+    longest run of up to ``longest`` names first ("vim script", "core data"), left to right, not
+    overlapping; a plural form counts ("Dockerfiles"). Word-list entries of the cue tables hold
+    lower-case names."""
+    # lower-cased a character at a time, so offsets stay the text's ("İ".lower() is two characters)
+    low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    found = list(NAME_RE.finditer(low))
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(found):
+        for n in range(min(longest, len(found) - i), 0, -1):
+            run = " ".join(m.group(0) for m in found[i:i + n])
+            name = run if run in lexicon else (run[:-1] if run.endswith("s") and run[:-1] in lexicon
+                                               else None)
+            if name:
+                out.append((found[i].start(), found[i + n - 1].end(), name))
+                i += n
+                break
+        else:
+            i += 1
+    return out
+
+
+def lexicon_mentions(text: str, lexicon: frozenset[str], longest: int = 3) -> list[str]:
+    """The lexicon's names mentioned in ``text`` (:func:`lexicon_spans`)."""
+    return [name for _, _, name in lexicon_spans(text, lexicon, longest)]
+
+
+def mask_mentions(text: str, lexicon: frozenset[str], placeholder: str) -> str:
+    """``text`` with each mention of the lexicon's names replaced by ``placeholder``."""
+    out, last = [], 0
+    for a, b, _ in lexicon_spans(text, lexicon):
+        out += [text[last:a], placeholder]
+        last = b
+    return "".join(out) + text[last:]
+
+
 def code_blocks(text: str) -> list[str]:
     return FENCE_RE.findall(text or "")
 
