@@ -36,10 +36,13 @@ from toolkit.text._tokens import (  # noqa: F401
     parse_number,
     prose,
     prose_word_count,
+    replace_spans,
     sentences,
     snippet,
     stem,
     stems_of,
     tokens,
+    unseen_spans,
+    word_zipf,
     words,
 )

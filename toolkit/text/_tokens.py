@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -118,13 +119,43 @@ def lexicon_mentions(text: str, lexicon: frozenset[str], longest: int = 3) -> li
     return [name for _, _, name in lexicon_spans(text, lexicon, longest)]
 
 
-def mask_mentions(text: str, lexicon: frozenset[str], placeholder: str) -> str:
-    """``text`` with each mention of the lexicon's names replaced by ``placeholder``."""
+@lru_cache(maxsize=1 << 16)
+def word_zipf(word: str) -> float:
+    """How common ``word`` is in English (wordfreq's Zipf scale: 0 never seen, 3 once per million
+    words, 7 "the"); wordfreq's list is built from web text, subtitles, books and Wikipedia."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+def unseen_spans(text: str, below: float, skip: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Names in ``text`` (:data:`NAME_RE`) with an alphabetic part of three letters or more that
+    English has not seen (:func:`word_zipf` below ``below``): "ncplots", "barsea-roms", but not
+    "turbine", "settle-svc" or "dye_01". Spans starting inside ``skip`` are left out."""
+    low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    out = []
+    for m in NAME_RE.finditer(low):
+        if any(a <= m.start() < b for a, b in skip):
+            continue
+        parts = [p for p in re.split(r"[-_.+#]", m.group(0)) if p.isalpha() and len(p) >= 3]
+        if any(word_zipf(p) < below for p in parts):
+            out.append((m.start(), m.end()))
+    return out
+
+
+def replace_spans(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, replacement)`` span replaced (spans sorted here; they
+    must not overlap)."""
     out, last = [], 0
-    for a, b, _ in lexicon_spans(text, lexicon):
-        out += [text[last:a], placeholder]
+    for a, b, new in sorted(spans):
+        out += [text[last:a], new]
         last = b
     return "".join(out) + text[last:]
+
+
+def mask_mentions(text: str, lexicon: frozenset[str], placeholder: str) -> str:
+    """``text`` with each mention of the lexicon's names replaced by ``placeholder``."""
+    return replace_spans(text, [(a, b, placeholder) for a, b, _ in lexicon_spans(text, lexicon)])
 
 
 def code_blocks(text: str) -> list[str]:

@@ -1,5 +1,6 @@
-"""The public-technology lexicon: how the text layer finds its names, how the admitter reads them,
-and how the list is built from public lists (on small files written here)."""
+"""Names in corrections: public technologies (a lexicon built from public lists, tested on small
+files written here) and names English has not seen (the user's own), as the text layer finds them
+and the admitter's n-gram blocks read them."""
 
 from __future__ import annotations
 
@@ -7,13 +8,23 @@ import numpy as np
 
 from toolkit.resources import build_technologies as bt
 from toolkit.rules.admission_model import (
+    OWN_NAME_PLACEHOLDER,
     TECHNOLOGY_PLACEHOLDER,
+    UNSEEN_ZIPF,
     Features,
     cue_features,
     feature_names,
     ngram_text,
 )
-from toolkit.text import lexicon_mentions, lexicon_spans, load_table, mask_mentions
+from toolkit.text import (
+    lexicon_mentions,
+    lexicon_spans,
+    load_table,
+    mask_mentions,
+    replace_spans,
+    unseen_spans,
+    word_zipf,
+)
 
 LEX = frozenset({"python", "vim script", "dockerfile", "c++", "terraform"})
 
@@ -50,13 +61,34 @@ def test_a_place_that_names_a_technology_is_no_place_of_the_user() -> None:
     assert X[:, i].tolist() == [1.0, 0.0]
 
 
-def test_ngram_blocks_read_technologies_as_one_placeholder(monkeypatch) -> None:
+MADE_UP = ["ncplots is numpy-style", "barsea-roms stays free-form", "ask quillstead first"]
+SEEN = ["the turbine logs", "settle-svc metrics", "rename dye_01", "kestrel is typed", "use python"]
+
+
+def test_unseen_names_are_made_up_ones_not_words_identifiers_or_technologies() -> None:
+    for text in MADE_UP:
+        assert len(unseen_spans(text, UNSEEN_ZIPF)) == 1, text
+    for text in SEEN:
+        assert unseen_spans(text, UNSEEN_ZIPF) == [], text
+    assert word_zipf("the") > 6 > word_zipf("turbine") > 2 > UNSEEN_ZIPF > word_zipf("ncplots")
+    # a span inside a skipped one (a technology's name) is left out
+    assert unseen_spans("pnpm only", UNSEEN_ZIPF, [(0, 4)]) == []
+
+
+def test_replace_spans_sorts_and_keeps_the_rest() -> None:
+    assert replace_spans("a b c", [(4, 5, "C"), (0, 1, "A")]) == "A b C"
+
+
+def test_ngram_blocks_read_names_as_placeholders(monkeypatch) -> None:
     from toolkit.rules import admission_model
 
-    assert ngram_text("no `any` in my typescript") == f"no `any` in my {TECHNOLOGY_PLACEHOLDER}"
+    T, N = TECHNOLOGY_PLACEHOLDER, OWN_NAME_PLACEHOLDER
+    assert ngram_text("no `any` in my typescript") == f"no `any` in my {T}"
+    assert ngram_text("riskbook is an xlsxwriter shop") == f"{N} is an {T} shop"
+    assert ngram_text("kestrel is typed") == "kestrel is typed"
     monkeypatch.setattr(admission_model, "embed", lambda texts, model: np.zeros((len(texts), 4)))
-    X = Features.of(["no `any` in my typescript", "kestrel is typed"])
-    assert X.texts == (f"no `any` in my {TECHNOLOGY_PLACEHOLDER}", "kestrel is typed")
+    X = Features.of(["no `any` in my typescript", "ncplots is typed"])
+    assert X.texts == (f"no `any` in my {T}", f"{N} is typed")
 
 
 def test_build_keeps_public_names_drops_english_words_and_short_names(tmp_path) -> None:
