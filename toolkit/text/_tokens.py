@@ -90,14 +90,18 @@ def words(text: str) -> list[str]:
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9+#._\-]*[a-z0-9+#]|[a-z0-9]")
 
 
+def _lower_in_place(text: str) -> str:
+    """``text`` lower-cased a character at a time, so offsets stay the text's ("İ".lower() is two
+    characters and stays as it is)."""
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
 def lexicon_spans(text: str, lexicon: frozenset[str], longest: int = 3) -> list[tuple[int, int, str]]:
     """Where ``text`` mentions the lexicon's names (case-insensitive): ``(start, end, name)``, the
     longest run of up to ``longest`` names first ("vim script", "core data"), left to right, not
     overlapping; a plural form counts ("Dockerfiles"). Word-list entries of the cue tables hold
     lower-case names."""
-    # lower-cased a character at a time, so offsets stay the text's ("İ".lower() is two characters)
-    low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-    found = list(NAME_RE.finditer(low))
+    found = list(NAME_RE.finditer(_lower_in_place(text)))
     out: list[tuple[int, int, str]] = []
     i = 0
     while i < len(found):
@@ -132,9 +136,8 @@ def unseen_spans(text: str, below: float, skip: Sequence[tuple[int, int]] = ()) 
     """Names in ``text`` (:data:`NAME_RE`) with an alphabetic part of three letters or more that
     English has not seen (:func:`word_zipf` below ``below``): "ncplots", "barsea-roms", but not
     "turbine", "settle-svc" or "dye_01". Spans starting inside ``skip`` are left out."""
-    low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     out = []
-    for m in NAME_RE.finditer(low):
+    for m in NAME_RE.finditer(_lower_in_place(text)):
         if any(a <= m.start() < b for a, b in skip):
             continue
         parts = [p for p in re.split(r"[-_.+#]", m.group(0)) if p.isalpha() and len(p) >= 3]
