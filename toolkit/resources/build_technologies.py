@@ -4,7 +4,7 @@ Why: whether "no `any` in my typescript" or "pin providers in any terraform you 
 rule to one of the user's projects, or names a public technology every project may use, is world
 knowledge; character n-grams of a name's shape do not carry it (a made-up project name and a
 tool's name look alike). This script turns public, ranked lists into one validated word list the
-admitter reads as a feature (:data:`toolkit.rules.admission_model.CUE_KINDS`); it is run by hand
+admitter reads (:data:`toolkit.rules.admission_model.TECHNOLOGIES`); it is run by hand
 when the lists change, never at run time, and the YAML it writes is committed.
 
 Sources (each read from a local path):
@@ -95,8 +95,9 @@ def write(words: list[str], out: Path = OUT) -> None:
                   "packages), lower case, built by toolkit/resources/build_technologies.py from "
                   "GitHub Linguist's languages.yml and popular.yml and ranked PyPI and npm lists, "
                   "less lower-case English words (unless a popular language) and names under three "
-                  "characters. The admitter reads a mention as a feature (a public technology is "
-                  "no project of the user's); never edited by hand."),
+                  "characters. The admitter's n-gram blocks read a mention as one placeholder, and "
+                  "a place kind's match that names one is not counted (a public technology is no "
+                  "project of the user's); never edited by hand."),
         "entries": {"public_technology": {
             "description": "a public programming language, file kind, framework or package",
             "type": "words",
