@@ -17,10 +17,8 @@ from toolkit.rules.admission_model import (
     ngram_text,
 )
 from toolkit.text import (
-    lexicon_mentions,
     lexicon_spans,
     load_table,
-    mask_mentions,
     replace_spans,
     unseen_spans,
     word_zipf,
@@ -34,7 +32,7 @@ def test_spans_take_the_longest_run_plural_and_case_with_offsets() -> None:
     spans = lexicon_spans(text, LEX)
     assert [n for *_, n in spans] == ["vim script", "dockerfile", "c++"]
     assert [text[a:b] for a, b, _ in spans] == ["Vim Script", "Dockerfiles", "C++"]
-    assert lexicon_mentions("nothing public here", LEX) == []
+    assert lexicon_spans("nothing public here", LEX) == []
 
 
 def test_offsets_survive_characters_that_lower_to_two() -> None:
@@ -44,7 +42,8 @@ def test_offsets_survive_characters_that_lower_to_two() -> None:
 
 
 def test_mask_replaces_each_mention_and_nothing_else() -> None:
-    assert (mask_mentions("pin providers in any terraform, not python2", LEX, "T")
+    text = "pin providers in any terraform, not python2"
+    assert (replace_spans(text, [(a, b, "T") for a, b, _ in lexicon_spans(text, LEX)])
             == "pin providers in any T, not python2")
 
 

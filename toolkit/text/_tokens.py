@@ -86,7 +86,8 @@ def words(text: str) -> list[str]:
 
 
 #: a name as written in prose: inner . + # - kept ("c++", "node.js", "scikit-learn"); a trailing
-#: full stop or hyphen is punctuation
+#: full stop or hyphen is punctuation. Not :data:`TOKEN_RE`, which splits "c++" and "c#" and keeps
+#: an apostrophe inside a token ("python's")
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9+#._\-]*[a-z0-9+#]|[a-z0-9]")
 
 
@@ -116,11 +117,6 @@ def lexicon_spans(text: str, lexicon: frozenset[str], longest: int = 3) -> list[
         else:
             i += 1
     return out
-
-
-def lexicon_mentions(text: str, lexicon: frozenset[str], longest: int = 3) -> list[str]:
-    """The lexicon's names mentioned in ``text`` (:func:`lexicon_spans`)."""
-    return [name for _, _, name in lexicon_spans(text, lexicon, longest)]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -154,11 +150,6 @@ def replace_spans(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
         out += [text[last:a], new]
         last = b
     return "".join(out) + text[last:]
-
-
-def mask_mentions(text: str, lexicon: frozenset[str], placeholder: str) -> str:
-    """``text`` with each mention of the lexicon's names replaced by ``placeholder``."""
-    return replace_spans(text, [(a, b, placeholder) for a, b, _ in lexicon_spans(text, lexicon)])
 
 
 def code_blocks(text: str) -> list[str]:
